@@ -1,0 +1,57 @@
+"""Small checks the property modules share: numbers, closeness, sequence search."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given
+
+from . import _render
+from ._results import PropertyFailure
+from ._settings import TRACES
+
+
+def scalar(got, call_text: str) -> float:
+    """The single number a call returned, or a failure saying what came back instead."""
+    if isinstance(got, bool) or got is None or isinstance(got, (str, bytes, list, tuple, dict)):
+        raise PropertyFailure(f"`{call_text}` returned {_render.kind(got)}, not a single number.")
+    try:
+        array = np.asarray(got)
+    except Exception:
+        raise PropertyFailure(f"`{call_text}` returned {_render.kind(got)}, not a single number.") from None
+    if array.shape != () or not np.issubdtype(array.dtype, np.number):
+        raise PropertyFailure(
+            f"`{call_text}` returned {_render.kind(got)}; it should return a single number (shape ())."
+        )
+    return float(array)
+
+
+def close(got: float, expected: float, magnitude: float) -> bool:
+    """float32-tolerant equality: relative to the size of the numbers summed."""
+    if math.isnan(expected):
+        return math.isnan(got)
+    return math.isfinite(got) and abs(got - expected) <= 1e-5 * (abs(magnitude) + 1.0) + 1e-6 * abs(expected)
+
+
+def first_failure(strategy, check, settings=TRACES) -> None:
+    """Search ``strategy`` for an example where ``check`` fails; raise the first one found.
+
+    For properties about JAX's caches: the caches outlive an example, so a failing
+    example may pass when replayed. Recording the first failure and raising it after
+    the search keeps the reported example exactly the one that failed.
+    """
+    found: list[PropertyFailure] = []
+
+    @settings
+    @given(strategy)
+    def search(example):
+        if not found:
+            try:
+                check(example)
+            except PropertyFailure as failure:
+                found.append(failure)
+
+    search()
+    if found:
+        raise found[0]

@@ -1,0 +1,56 @@
+"""Plain-words renderings of the values a property shows a student."""
+
+from __future__ import annotations
+
+import numpy as np
+
+_MAX_ELEMENTS = 12
+
+
+def value(x) -> str:
+    """Render an argument or a result: arrays with dtype and shape, then their values."""
+    if isinstance(x, (bool, int, float, str, type(None))):
+        return repr(x)
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {value(v)}" for k, v in x.items()) + "}"
+    if isinstance(x, (tuple, list)) and not _is_array(x):
+        inner = ", ".join(value(v) for v in x)
+        return f"({inner})" if isinstance(x, tuple) else f"[{inner}]"
+    if _is_array(x):
+        array = np.asarray(x)
+        kind = f"{array.dtype}[{','.join(str(d) for d in array.shape)}]"
+        if array.size == 0:
+            return f"{kind} (empty)"
+        shown = np.array2string(
+            array.ravel()[:_MAX_ELEMENTS] if array.ndim > 1 else array,
+            precision=6,
+            separator=", ",
+            threshold=_MAX_ELEMENTS,
+            edgeitems=4,
+            max_line_width=10_000,
+        )
+        if array.ndim == 0:
+            return f"{kind} {shown}"
+        more = " ..." if array.ndim > 1 and array.size > _MAX_ELEMENTS else ""
+        return f"{kind} {shown}{more}"
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def call(name: str, args=(), kwargs=None) -> str:
+    """Render a call as the student would write it, with rendered arguments."""
+    parts = [value(a) for a in args]
+    parts += [f"{k}={value(v)}" for k, v in (kwargs or {}).items()]
+    return f"{name}({', '.join(parts)})"
+
+
+def kind(x) -> str:
+    """A short description of what a value is, for 'returned the wrong kind of thing'."""
+    if _is_array(x):
+        array = np.asarray(x)
+        return f"an array of dtype {array.dtype} and shape {array.shape}"
+    return f"a {type(x).__name__} ({value(x)})"
+
+
+def _is_array(x) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype")

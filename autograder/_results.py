@@ -1,0 +1,63 @@
+"""The result model: what a property found, in words a student can act on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class PropertyFailure(AssertionError):
+    """A property does not hold; raised with the example that shows it.
+
+    ``problem`` is one sentence; ``example`` describes the input in plain words;
+    ``got`` and ``expected`` are short renderings (``expected`` may be omitted
+    when showing it would give away more than the one failing example).
+    """
+
+    def __init__(self, problem: str, *, example: str = "", got: str = "", expected: str = ""):
+        super().__init__(problem)
+        self.problem = problem
+        self.example = example
+        self.got = got
+        self.expected = expected
+
+
+@dataclass(frozen=True)
+class Property:
+    """One graded property: a pytest test function plus what grading needs to know."""
+
+    name: str
+    group: str
+    points: float
+    title: str
+    hint: str
+    run: object = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    """The outcome of one property on one submission."""
+
+    prop: Property
+    passed: bool
+    failure: PropertyFailure | None = None
+
+    @property
+    def earned(self) -> float:
+        return self.prop.points if self.passed else 0.0
+
+
+@dataclass(frozen=True)
+class GroupReport:
+    """The outcome of every property in one grade cell's group."""
+
+    assignment: str
+    group: str
+    results: tuple[PropertyResult, ...]
+
+    @property
+    def earned(self) -> float:
+        return sum(result.earned for result in self.results)
+
+    @property
+    def possible(self) -> float:
+        return sum(result.prop.points for result in self.results)

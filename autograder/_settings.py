@@ -1,0 +1,38 @@
+"""Hypothesis settings for grading: reproducible, silent, no files written.
+
+Same submission, same examples, same feedback: derandomized search, no example
+database, no wall-clock deadline (the first call at a new shape compiles for
+~50 ms), and no file written into the working folder.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.configuration import set_hypothesis_home_dir
+
+# Hypothesis also caches to ``.hypothesis/`` in the working folder, which under
+# autograde is the student's folder. Keep its scratch files in a private temp dir.
+_HOME = tempfile.mkdtemp(prefix="autograder-hypothesis-")
+set_hypothesis_home_dir(_HOME)
+atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
+
+_COMMON = dict(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=False,
+    report_multiple_bugs=False,
+    verbosity=Verbosity.quiet,
+    suppress_health_check=list(HealthCheck),
+)
+
+#: Pure numerical properties: search, then shrink to the smallest failing input.
+VALUES = settings(max_examples=40, **_COMMON)
+
+#: Trace properties read JAX's caches, which outlive an example, so a failure
+#: may not replay; they report the first failing sequence instead of shrinking.
+TRACES = settings(max_examples=12, phases=(Phase.explicit, Phase.generate), **_COMMON)

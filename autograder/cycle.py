@@ -1,0 +1,384 @@
+"""The instructor's grading cycle, end to end, in a scratch course.
+
+Plain nbgrader does every step, each app in its own process, exactly as an
+instructor would type it: generate and release the assignments, let each
+student fetch and submit through a real exchange folder, then collect,
+autograde, generate feedback and export the grades. Scores are read back from
+nbgrader's SQLite gradebook.
+
+Scratch course layout (``course_dir``)::
+
+    nbgrader_config.py    loads the repo's course_config.py, sets the roots
+    source/               copied from the repo; nbgrader never writes here
+    release/ submitted/ autograded/ feedback/ gradebook.db grades.csv
+    exchange/             Exchange.root, where release/submit/collect meet
+    students/<id>/        each student's home: own config, fetched folders
+    cycle.log             every nbgrader command with its output
+
+Who submits: nbgrader names a submission after ``CourseDirectory.student_id``
+when it is set (``nbgrader submit A --student ID``), else after the owner of
+the running process (``pwd.getpwuid(os.getuid())``; USER and LOGNAME are not
+read). All simulated students share this machine's account, so each submit
+passes ``--student``. Fetching needs no name: it copies into the working folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from nbgrader.api import Gradebook
+from traitlets.config.loader import PyFileConfigLoader
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_KINDS = ("correct", "partial", "empty")
+_FORBIDDEN_IN_STUDENT_ID = ("+", "*", "/", os.sep)
+
+
+class CycleError(RuntimeError):
+    """A step of the grading cycle could not run; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Student:
+    """A student and the notebook they hand in for each assignment they submit."""
+
+    student_id: str
+    submissions: Mapping[str, Path]
+
+    def __post_init__(self) -> None:
+        bad = [ch for ch in _FORBIDDEN_IN_STUDENT_ID if ch in self.student_id]
+        if not self.student_id or bad:
+            raise CycleError(
+                f"cycle: student id {self.student_id!r} is not usable by nbgrader: "
+                f"it must be non-empty and hold none of {' '.join(_FORBIDDEN_IN_STUDENT_ID)}"
+            )
+        for assignment, path in self.submissions.items():
+            if not Path(path).is_file():
+                raise CycleError(
+                    f"cycle: student {self.student_id!r} has no notebook for "
+                    f"{assignment!r}: {path} does not exist"
+                )
+
+
+@dataclass(frozen=True)
+class CellScore:
+    grade_id: str
+    points: float
+    max_points: float
+
+
+@dataclass(frozen=True)
+class Score:
+    """Automatic points of one submission, as the gradebook holds them."""
+
+    student_id: str
+    assignment: str
+    points: float
+    max_points: float
+    cells: tuple[CellScore, ...]
+
+
+@dataclass(frozen=True)
+class Course:
+    """Paths of one scratch course."""
+
+    root: Path
+
+    @property
+    def exchange(self) -> Path:
+        return self.root / "exchange"
+
+    @property
+    def feedback_dir(self) -> Path:
+        return self.root / "feedback"
+
+    @property
+    def grades_csv(self) -> Path:
+        return self.root / "grades.csv"
+
+    @property
+    def log(self) -> Path:
+        return self.root / "cycle.log"
+
+    def home(self, student_id: str) -> Path:
+        return self.root / "students" / student_id
+
+
+@dataclass
+class CycleResult:
+    course: Course
+    scores: dict[tuple[str, str], Score]
+    problems: list[str] = field(default_factory=list)
+
+    def score(self, student_id: str, assignment: str) -> Score:
+        try:
+            return self.scores[student_id, assignment]
+        except KeyError:
+            raise KeyError(
+                f"no graded submission of {assignment!r} by {student_id!r}; "
+                f"graded: {sorted(self.scores)}"
+            ) from None
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def available_assignments(repo_root: Path = REPO_ROOT) -> list[str]:
+    """Assignments present in the repo: ``source/<a>/<a>.ipynb``."""
+    source = repo_root / "source"
+    return sorted(
+        d.name for d in source.iterdir() if d.is_dir() and (d / f"{d.name}.ipynb").is_file()
+    ) if source.is_dir() else []
+
+
+def check_assignments(assignments: Iterable[str], repo_root: Path = REPO_ROOT) -> list[str]:
+    known = available_assignments(repo_root)
+    chosen = list(assignments)
+    unknown = [a for a in chosen if a not in known]
+    if unknown or not chosen:
+        raise CycleError(
+            f"cycle: no source notebook for {unknown or 'any assignment'}; "
+            f"source/<assignment>/<assignment>.ipynb exists for: {known or 'none'}"
+        )
+    return chosen
+
+
+def sample_students(
+    assignments: Iterable[str],
+    kinds: Iterable[str] = SAMPLE_KINDS,
+    samples_dir: Path = REPO_ROOT / "tests" / "samples",
+) -> list[Student]:
+    """One student per sample kind, ``sample-<kind>``, handing in tests/samples/<a>/<kind>.ipynb."""
+    return [
+        Student(f"sample-{kind}", {a: samples_dir / a / f"{kind}.ipynb" for a in assignments})
+        for kind in kinds
+    ]
+
+
+def course_id(repo_root: Path = REPO_ROOT) -> str:
+    config = PyFileConfigLoader("course_config.py", path=str(repo_root)).load_config()
+    return config.CourseDirectory.course_id
+
+
+# ---------------------------------------------------------------- course set-up
+
+
+def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT) -> Course:
+    """Make an empty scratch course: config, a copy of source/, an exchange folder."""
+    course_dir = Path(course_dir).resolve()
+    repo_root = repo_root.resolve()
+    if course_dir == repo_root or repo_root in course_dir.parents:
+        raise CycleError(
+            f"cycle: course dir {course_dir} is inside the repository {repo_root}; "
+            "the scratch course must live outside it (leave --course-dir out for a temp folder)"
+        )
+    if course_dir.exists() and any(course_dir.iterdir()):
+        raise CycleError(f"cycle: course dir {course_dir} is not empty; give a new or empty folder")
+    course_config = repo_root / "course_config.py"
+    if not course_config.is_file():
+        raise CycleError(f"cycle: {course_config} not found; it holds the course's nbgrader config")
+
+    course = Course(course_dir)
+    course.exchange.mkdir(parents=True)
+    shutil.copytree(
+        repo_root / "source",
+        course_dir / "source",
+        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+    )
+    (course_dir / "nbgrader_config.py").write_text(
+        _INSTRUCTOR_CONFIG.format(
+            course_config=str(course_config), root=str(course_dir), exchange=str(course.exchange)
+        )
+    )
+    return course
+
+
+_INSTRUCTOR_CONFIG = '''\
+# Written by autograder.cycle: a scratch copy of the course, graded by plain nbgrader.
+import os
+
+c = get_config()  # noqa: F821
+_course_config = {course_config!r}
+if not os.path.isfile(_course_config):  # load_subconfig would skip a missing file silently
+    raise FileNotFoundError("course config not found: " + _course_config)
+load_subconfig(_course_config)  # noqa: F821
+c.CourseDirectory.root = {root!r}
+c.Exchange.root = {exchange!r}
+# Every simulated student shares this machine's one account, so collect's owner
+# check would call each submission a cheating attempt.
+c.ExchangeCollect.check_owner = False
+'''
+
+_STUDENT_CONFIG = '''\
+# Written by autograder.cycle: what a student's own nbgrader setup provides.
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = {course_id!r}
+c.Exchange.root = {exchange!r}
+c.Exchange.cache = {cache!r}
+'''
+
+
+# ---------------------------------------------------------------- running nbgrader
+
+
+def nbgrader(course: Course, args: list[str], cwd: Path, check: bool = True) -> str | None:
+    """Run ``python -m nbgrader ARGS`` in ``cwd``; log it; on failure raise or return the reason."""
+    env = dict(os.environ)
+    # Kernels grade with this checkout's autograder package, installed or not.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    cmd = [sys.executable, "-m", "nbgrader", *args]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    seconds = time.monotonic() - start
+    with course.log.open("a") as log:
+        log.write(f"$ (cd {cwd} && nbgrader {' '.join(args)})  # exit {proc.returncode}, {seconds:.1f} s\n")
+        log.write(proc.stdout + proc.stderr + "\n")
+    if proc.returncode == 0:
+        return None
+    tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+    reason = f"nbgrader {' '.join(args)} failed (exit {proc.returncode}) in {cwd}:\n{tail}"
+    if check:
+        raise CycleError(f"cycle: {reason}\nfull output: {course.log}")
+    return reason
+
+
+def generate(course: Course, assignments: Iterable[str]) -> None:
+    for a in assignments:
+        nbgrader(course, ["generate_assignment", a], course.root)
+
+
+def release(course: Course, assignments: Iterable[str]) -> None:
+    for a in assignments:
+        nbgrader(course, ["release_assignment", a], course.root)
+
+
+def hand_in(course: Course, student: Student, cid: str) -> None:
+    """The student fetches each assignment, replaces the notebook with theirs, and submits."""
+    home = course.home(student.student_id)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "nbgrader_config.py").write_text(
+        _STUDENT_CONFIG.format(course_id=cid, exchange=str(course.exchange), cache=str(home / ".nbgrader_cache"))
+    )
+    for a, notebook in student.submissions.items():
+        nbgrader(course, ["fetch_assignment", a], home)
+        fetched = home / a / f"{a}.ipynb"
+        if not fetched.is_file():
+            raise CycleError(f"cycle: fetch_assignment {a} did not produce {fetched}")
+        shutil.copyfile(notebook, fetched)
+        nbgrader(course, ["submit", a, "--student", student.student_id], home)
+
+
+def grade(course: Course, assignments: Iterable[str]) -> list[str]:
+    """Collect, autograde and give feedback; return the problems of steps that failed."""
+    problems = []
+    for a in assignments:
+        nbgrader(course, ["collect", a], course.root)
+        for step in ("autograde", "generate_feedback"):
+            reason = nbgrader(course, [step, a], course.root, check=False)
+            if reason:
+                problems.append(reason)
+    nbgrader(course, ["export", "--to", str(course.grades_csv)], course.root)
+    return problems
+
+
+# ---------------------------------------------------------------- reading grades
+
+
+def read_scores(course: Course) -> dict[tuple[str, str], Score]:
+    """Automatic points of every autograded submission, from nbgrader's gradebook."""
+    scores = {}
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gb:
+        for assignment in gb.assignments:
+            for sub in assignment.submissions:
+                tests = [g for nb in sub.notebooks for g in _autograder_tests(nb)]
+                if not tests or any(g.auto_score is None for g in tests):
+                    continue  # not (fully) autograded
+                cells = tuple(CellScore(g.name, g.auto_score, g.max_score) for g in tests)
+                scores[sub.student.id, assignment.name] = Score(
+                    sub.student.id,
+                    assignment.name,
+                    sum(c.points for c in cells),
+                    sum(c.max_points for c in cells),
+                    cells,
+                )
+    return scores
+
+
+def _autograder_tests(submitted_notebook) -> list:
+    """Grades of the notebook's autograder tests: code grade cells that are not answers."""
+    answers = {c.name for c in submitted_notebook.notebook.solution_cells}
+    return [g for g in submitted_notebook.grades if g.cell_type == "code" and g.name not in answers]
+
+
+def read_grades_csv(course: Course) -> list[dict[str, str]]:
+    with course.grades_csv.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+# ---------------------------------------------------------------- the cycle
+
+
+def run_cycle(
+    course_dir: Path | None,
+    students: Iterable[Student],
+    assignments: Iterable[str],
+    repo_root: Path = REPO_ROOT,
+) -> CycleResult:
+    """Run the whole cycle in ``course_dir`` (a new temp folder if None) and read the grades."""
+    assignments = check_assignments(assignments, repo_root)
+    students = list(students)
+    ids = [s.student_id for s in students]
+    if len(set(ids)) != len(ids):
+        raise CycleError(f"cycle: student ids repeat: {ids}")
+    for s in students:
+        stray = sorted(set(s.submissions) - set(assignments))
+        if stray:
+            raise CycleError(f"cycle: {s.student_id!r} submits {stray}, which this cycle does not release")
+    if course_dir is None:
+        course_dir = Path(tempfile.mkdtemp(prefix="jax-tracing-cycle-"))
+
+    course = prepare_course(Path(course_dir), repo_root)
+    generate(course, assignments)
+    release(course, assignments)
+    cid = course_id(repo_root)
+    for student in students:
+        hand_in(course, student, cid)
+    problems = grade(course, assignments)
+    return CycleResult(course, read_scores(course), problems)
+
+
+def format_table(result: CycleResult, students: Iterable[str], assignments: Iterable[str]) -> str:
+    """Student x assignment grid of ``points/max`` automatic points."""
+    assignments = list(assignments)
+    rows = [["student", *assignments]]
+    for sid in students:
+        row = [sid]
+        for a in assignments:
+            s = result.scores.get((sid, a))
+            row.append(f"{s.points:g}/{s.max_points:g}" if s else "-")
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def demo(course_dir: Path | None = None, assignments: Iterable[str] | None = None) -> CycleResult:
+    """The README's quickstart: grade the bundled sample submissions, print the table."""
+    assignments = list(assignments) if assignments else available_assignments()
+    assignments = check_assignments(assignments)
+    students = sample_students(assignments)
+    result = run_cycle(course_dir, students, assignments)
+    print(format_table(result, [s.student_id for s in students], assignments))
+    print(f"\nfeedback HTML: {result.course.feedback_dir}")
+    print(f"grades CSV:    {result.course.grades_csv}")
+    for problem in result.problems:
+        print(f"\nproblem: {problem}", file=sys.stderr)
+    return result

@@ -1,0 +1,154 @@
+"""static_max_mode: `choose_reduction(values, mode)` and `choose`, its jit with static `mode`."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from autograder import _render
+from autograder._checks import close, first_failure, scalar
+from autograder._registry import prop
+from autograder._results import PropertyFailure
+from autograder._settings import VALUES
+from autograder._strategies import SHAPES, float32_values
+from autograder._traces import is_jitted, traces_during
+
+MODES = ("sum", "mean", "max")
+_REFERENCE = {"sum": np.sum, "mean": np.mean, "max": np.max}
+_MAGNITUDE = {"sum": lambda a: np.abs(a).sum(), "mean": lambda a: np.abs(a).mean(), "max": lambda a: np.abs(a).max()}
+
+_NOT_A_MODE = st.one_of(
+    st.text(alphabet="abcdemnorstuxSMAX _", max_size=6).filter(lambda s: s not in MODES),
+    st.sampled_from(["Sum", "MAX", "min", "median", "maximum", " sum", ""]),
+    st.none(),
+    st.integers(-2, 2),
+)
+
+
+def _require_jitted(choose) -> None:
+    if not is_jitted(choose):
+        raise PropertyFailure(
+            f"`choose` is {_render.kind(choose)}, not a jax.jit-compiled function, so there is no trace to reuse.",
+            expected='choose = jax.jit(choose_reduction, static_argnames=("mode",))',
+        )
+
+
+@prop(
+    group="modes",
+    points=3,
+    title="sum, mean and max agree with NumPy, eagerly and through `choose`",
+    hint="Each mode is one reduction over every element (all axes), negative values and ties included.",
+)
+def test_modes_match_numpy(submission):
+    @VALUES
+    @given(values=float32_values())
+    @example(values=np.array([-4.0, -1.0, -2.0], np.float32))
+    @example(values=np.array([[-3.0, 7.5, 7.5], [0.0, -8.0, 2.0]], np.float32))
+    def check(values):
+        for mode in MODES:
+            expected = float(_REFERENCE[mode](values.astype(np.float64)))
+            magnitude = float(_MAGNITUDE[mode](values.astype(np.float64)))
+            for name, args, kwargs in (
+                ("choose_reduction", (jax.numpy.asarray(values), mode), {}),
+                ("choose", (jax.numpy.asarray(values),), {"mode": mode}),
+            ):
+                text = _render.call(name, args, kwargs)
+                got = scalar(submission.call(name, *args, **kwargs), text)
+                if not close(got, expected, magnitude):
+                    raise PropertyFailure(
+                        f"`{name}` gives the wrong {mode}.", example=text, got=repr(got), expected=repr(expected)
+                    )
+
+    check()
+
+
+@prop(
+    group="errors",
+    points=1,
+    title="an unknown mode raises ValueError, eagerly and through `choose`",
+    hint='Only "sum", "mean" and "max" are modes: finish with `raise ValueError(...)` so a typo fails loudly.',
+)
+def test_unknown_mode_raises(submission):
+    values = jax.numpy.asarray(np.array([1.0, -2.0, 3.0], np.float32))
+
+    @VALUES
+    @given(mode=_NOT_A_MODE)
+    @example(mode="typo")
+    def check(mode):
+        for name, args, kwargs in (("choose_reduction", (values, mode), {}), ("choose", (values,), {"mode": mode})):
+            if submission.raises(ValueError, name, *args, **kwargs) is None:
+                raise PropertyFailure(
+                    f"`{name}` accepted the mode {mode!r} instead of raising ValueError.",
+                    example=_render.call(name, args, kwargs),
+                )
+
+    check()
+
+
+def _calls(length: int):
+    """Calls at one signature: a shape and mode, then ``length`` fresh value arrays."""
+    return st.tuples(st.sampled_from(SHAPES), st.sampled_from(MODES)).flatmap(
+        lambda sig: st.tuples(
+            st.just(sig), st.lists(float32_values((sig[0],)), min_size=length, max_size=length)
+        )
+    )
+
+
+@prop(
+    group="traces",
+    points=1,
+    title="changing only the values never traces `choose` again",
+    hint="Values are runtime data: at a shape, dtype and mode already seen, jit must reuse its trace. "
+    "Build `choose` once at top level; a jit or lambda created inside each call is a new function every time.",
+)
+def test_values_only_no_retrace(submission):
+    choose = submission.get("choose")
+    _require_jitted(choose)
+
+    def check(case):
+        (shape, mode), arrays = case
+        first, second = (jax.device_put(a) for a in arrays)
+        submission.call("choose", first, mode=mode)
+        _, traces = traces_during(submission.call, "choose", second, mode=mode)
+        if traces:
+            raise PropertyFailure(
+                f"`choose` traced again ({traces} new trace(s)) when only the values changed.",
+                example=f"{_render.call('choose', (first,), {'mode': mode})}, "
+                f"then {_render.call('choose', (second,), {'mode': mode})}",
+                got=f"{traces} new trace(s) on the second call",
+                expected="no new trace",
+            )
+
+    first_failure(_calls(2), check)
+
+
+@prop(
+    group="traces",
+    points=1,
+    title="`choose` traces at most once per (shape, dtype, mode) signature",
+    hint="Count traces per signature, like the call ledger: a new shape or a new static mode may trace once, "
+    "repeats may not. Distinct traces can never outnumber distinct signatures.",
+)
+def test_traces_bounded_by_signatures(submission):
+    choose = submission.get("choose")
+    _require_jitted(choose)
+    traces_per_signature: dict[tuple, int] = {}
+
+    def check(sequence):
+        for values, mode in sequence:
+            array = jax.device_put(values)
+            signature = (array.shape, str(array.dtype), mode)
+            _, traces = traces_during(submission.call, "choose", array, mode=mode)
+            traces_per_signature[signature] = traces_per_signature.get(signature, 0) + traces
+            if traces_per_signature[signature] > 1:
+                raise PropertyFailure(
+                    f"`choose` traced {traces_per_signature[signature]} times for one signature "
+                    f"(shape {array.shape}, {array.dtype}, mode={mode!r}).",
+                    example=f"the last of several calls like {_render.call('choose', (array,), {'mode': mode})}",
+                    got=f"{sum(traces_per_signature.values())} traces for {len(traces_per_signature)} signatures",
+                    expected="at most one trace per signature",
+                )
+
+    first_failure(st.lists(st.tuples(float32_values(), st.sampled_from(MODES)), min_size=1, max_size=5), check)

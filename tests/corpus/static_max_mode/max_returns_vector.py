@@ -1,0 +1,19 @@
+"""Max along axis 0 only: a vector for 2-D input instead of one number."""
+import jax
+
+FAILS = {"modes_match_numpy"}
+SCORE = 3
+MESSAGE = r"it should return a single number"
+
+
+def choose_reduction(values, mode):
+    if mode == "sum":
+        return values.sum()
+    if mode == "mean":
+        return values.mean()
+    if mode == "max":
+        return values.max(axis=0)
+    raise ValueError("unknown mode")
+
+
+choose = jax.jit(choose_reduction, static_argnames=("mode",))

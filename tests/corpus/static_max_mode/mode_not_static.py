@@ -1,0 +1,19 @@
+"""`choose = jax.jit(choose_reduction)`: the string mode reaches jit as data and is rejected."""
+import jax
+
+FAILS = {"modes_match_numpy", "unknown_mode_raises", "values_only_no_retrace", "traces_bounded_by_signatures"}
+SCORE = 0
+MESSAGE = r"raised TypeError"
+
+
+def choose_reduction(values, mode):
+    if mode == "sum":
+        return values.sum()
+    if mode == "mean":
+        return values.mean()
+    if mode == "max":
+        return values.max()
+    raise ValueError("unknown mode")
+
+
+choose = jax.jit(choose_reduction)

@@ -1,0 +1,32 @@
+"""`choose` is jitted, but the jitted body re-jits a fresh lambda: every call traces again."""
+import jax
+
+FAILS = {"values_only_no_retrace", "traces_bounded_by_signatures"}
+SCORE = 4
+MESSAGE = r"traced again \(\d+ new trace\(s\)\) when only the values changed"
+
+
+def choose_reduction(values, mode):
+    if mode == "sum":
+        return values.sum()
+    if mode == "mean":
+        return values.mean()
+    if mode == "max":
+        return values.max()
+    raise ValueError("unknown mode")
+
+
+class _Choose:
+    """Looks like a jitted function (has trace and lower) but re-jits per call."""
+
+    def __call__(self, values, mode):
+        return jax.jit(lambda v: choose_reduction(v, mode))(values)
+
+    def trace(self, *args, **kwargs):
+        return jax.jit(choose_reduction, static_argnames=("mode",)).trace(*args, **kwargs)
+
+    def lower(self, *args, **kwargs):
+        return jax.jit(choose_reduction, static_argnames=("mode",)).lower(*args, **kwargs)
+
+
+choose = _Choose()

@@ -1,0 +1,58 @@
+"""Do the hidden graders give full points to right answers and take exactly the right
+points from wrong ones?
+
+Each file in ``tests/corpus/<assignment>/`` is a submission written the way a
+student really gets it wrong. It declares, by hand, which properties it breaks
+(``FAILS``), the automatic score it must get (``SCORE``) and a pattern its feedback
+must contain (``MESSAGE``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder import ASSIGNMENTS, from_python, group_points, properties, run_group
+from autograder._feedback import render
+
+CORPUS = Path(__file__).parent / "corpus"
+CASES = sorted(CORPUS.glob("*/*.py"))
+
+
+def _grade(path: Path):
+    submission = from_python(path)
+    assignment = path.parent.name
+    groups = group_points(assignment)
+    return submission, [run_group(assignment, group, submission) for group in groups]
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_submission_loses_exactly_what_it_breaks(path):
+    submission, reports = _grade(path)
+    failed = {r.prop.name for report in reports for r in report.results if not r.passed}
+    assert failed == submission.namespace["FAILS"]
+    assert sum(report.earned for report in reports) == submission.namespace["SCORE"]
+    if "MESSAGE" in submission.namespace:
+        text = "\n".join(render(report) for report in reports)
+        assert re.search(submission.namespace["MESSAGE"], text), text
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_corpus_has_a_correct_and_six_wrong_submissions(assignment):
+    files = sorted((CORPUS / assignment).glob("*.py"))
+    names = {f.stem for f in files}
+    assert "correct" in names
+    assert len(names - {"correct"}) >= 6, names
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_property_is_broken_by_some_wrong_submission(assignment):
+    """A property no wrong submission breaks is untested: it might never fail."""
+    broken = set()
+    for path in (CORPUS / assignment).glob("*.py"):
+        namespace: dict = {}
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+        broken |= namespace["FAILS"]
+    assert {p.name for p in properties(assignment)} <= broken
