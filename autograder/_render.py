@@ -28,6 +28,7 @@ def value(x) -> str:
             threshold=_MAX_ELEMENTS,
             edgeitems=4,
             max_line_width=10_000,
+            formatter={"float_kind": _number, "int_kind": str, "bool": str},
         )
         if array.ndim == 0:
             return f"{kind} {shown}"
@@ -50,6 +51,11 @@ def kind(x) -> str:
         array = np.asarray(x)
         return f"an array of dtype {array.dtype} and shape {array.shape}"
     return f"a {type(x).__name__} ({value(x)})"
+
+
+def _number(v) -> str:
+    text = f"{float(v):.7g}"
+    return text + ".0" if text.lstrip("-").isdigit() else text
 
 
 def _is_array(x) -> bool:

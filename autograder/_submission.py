@@ -44,7 +44,7 @@ class Submission:
             raise
         except Exception as error:  # student code may raise anything; report it, don't crash
             raise PropertyFailure(
-                f"`{_render.call(name, args, kwargs)}` raised {type(error).__name__}: {_first_line(error)}",
+                f"`{name}` raised {type(error).__name__}: {_first_line(error)}",
                 example=_render.call(name, args, kwargs),
             ) from None
 
@@ -57,8 +57,7 @@ class Submission:
             return error
         except Exception as error:
             raise PropertyFailure(
-                f"`{_render.call(name, args, kwargs)}` should raise {expected.__name__}, "
-                f"but raised {type(error).__name__}: {_first_line(error)}",
+                f"`{name}` should raise {expected.__name__}, but raised {type(error).__name__}: {_first_line(error)}",
                 example=_render.call(name, args, kwargs),
             ) from None
         return None

@@ -1,0 +1,16 @@
+"""Silences the error by making `gain` static: a new program per gain, and 0-d array gains are rejected."""
+import jax
+import jax.numpy as jnp
+
+FAILS = {"repaired_matches_branch", "boundary_gain_one", "gain_stays_dynamic"}
+SCORE = 1
+MESSAGE = r"traced again \(1 new trace\(s\)\) when only `gain` changed"
+
+
+def broken_branch(values, gain):
+    if gain > 1.0:
+        return jnp.sum(values**2)
+    return jnp.sum(values)
+
+
+repaired = jax.jit(broken_branch, static_argnames=("gain",))

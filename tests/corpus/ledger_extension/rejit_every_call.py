@@ -1,0 +1,28 @@
+"""Builds a new jitted lambda on every call: the ledger is honest, but every call traces."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+FAILS = {"traced_only_on_new_signatures"}
+SCORE = 5
+MESSAGE = r"marked as traced again"
+
+call_rows = []
+trace_count = 0
+
+
+def _scaled_square_sum(x, scale):
+    global trace_count
+    trace_count += 1
+    return jnp.sum(scale * x**2)
+
+
+def observed_call(label, x, scale):
+    before = trace_count
+    result = jax.jit(lambda x, scale: _scaled_square_sum(x, scale))(x, scale)
+    call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
+                      "traced": trace_count > before, "trace_count": trace_count, "result": float(result)})
+    return result
+
+
+observed_call("new length sixteen", jax.device_put(np.arange(16, dtype=np.float32)), 1.0)

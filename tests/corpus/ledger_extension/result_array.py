@@ -1,0 +1,31 @@
+"""Stores the device array itself as the result, not a Python float."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+FAILS = {"rows_record_calls", "sixteen_element_row"}
+SCORE = 3
+MESSAGE = r"should be a Python float"
+
+call_rows = []
+trace_count = 0
+
+
+def _scaled_square_sum(x, scale):
+    global trace_count
+    trace_count += 1
+    return jnp.sum(scale * x**2)
+
+
+_compiled = jax.jit(_scaled_square_sum)
+
+
+def observed_call(label, x, scale):
+    before = trace_count
+    result = _compiled(x, scale)
+    call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
+                      "traced": trace_count > before, "trace_count": trace_count, "result": result})
+    return result
+
+
+observed_call("new length sixteen", jax.device_put(np.arange(16, dtype=np.float32)), 1.0)
