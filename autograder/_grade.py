@@ -12,10 +12,10 @@ from ._submission import Submission
 def run_group(assignment: str, group: str, submission: Submission) -> GroupReport:
     """Run every property of ``group``; each is caught on its own so one failure hides no other."""
     results = []
-    for prop in properties(assignment, group):
-        with quiet():
+    with quiet():  # importing the property module (hypothesis, JAX) may warn too
+        for prop in properties(assignment, group):
             failure = _run_one(prop, submission)
-        results.append(PropertyResult(prop, passed=failure is None, failure=failure))
+            results.append(PropertyResult(prop, passed=failure is None, failure=failure))
     return GroupReport(assignment, group, tuple(results))
 
 

@@ -1,0 +1,79 @@
+"""Is grading reproducible, and does a correct answer keep every point when JAX is noisy?"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from autograder import ASSIGNMENTS, group_points
+
+CORPUS = Path(__file__).parent / "corpus"
+
+_GRADE_ALL = """
+import sys
+from autograder import from_python, group_points, run_group
+from autograder._feedback import render
+assignment, path = sys.argv[1], sys.argv[2]
+submission = from_python(path)
+for group in group_points(assignment):
+    print(render(run_group(assignment, group, submission)))
+"""
+
+
+@pytest.mark.parametrize("wrong", ["static_max_mode/rejit_jitted_wrapper", "ledger_extension/shapes_only_prediction"])
+def test_three_gradings_give_identical_feedback(wrong, tmp_path):
+    """Same submission, three fresh processes: the same points and the very same words."""
+    assignment = wrong.split("/")[0]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _GRADE_ALL, assignment, str(CORPUS / f"{wrong}.py")],
+            capture_output=True, text=True, check=True, cwd=tmp_path,
+        ).stdout
+        for _ in range(3)
+    ]
+    assert "FAIL" in runs[0]
+    assert runs[0] == runs[1] == runs[2]
+    assert not any(tmp_path.iterdir()), "grading wrote files into the working folder"
+
+
+_NOISY = """
+import logging, warnings
+import jax
+jax.config.update("jax_log_compiles", True)
+jax.config.update("jax_explain_cache_misses", True)
+logging.basicConfig(level=logging.DEBUG)
+warnings.simplefilter("always")
+warnings.warn("a student's own warning")
+"""
+
+
+def test_correct_answers_keep_full_points_with_jax_logging_on(tmp_path):
+    """nbgrader zeroes a test cell that writes to stderr: the grader must keep JAX's
+    compile logs, cache-miss explanations and warnings out of the grade cells."""
+    cells = [nbformat.v4.new_code_cell(_NOISY)]
+    expected = []
+    for assignment in ASSIGNMENTS:
+        source = (CORPUS / assignment / "correct.py").read_text()
+        cells.append(nbformat.v4.new_code_cell(source))
+        for group, points in group_points(assignment).items():
+            cells.append(nbformat.v4.new_code_cell(
+                f'from autograder import grade\ngrade("{assignment}", "{group}", globals())'
+            ))
+            expected.append((assignment, group, points))
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+    noisy_setup = notebook.cells[0].outputs
+    assert any(o.get("name") == "stderr" for o in noisy_setup), "the setup cell should really produce noise"
+    grade_cells = [c for c in notebook.cells[1:] if c.source.startswith("from autograder")]
+    assert len(grade_cells) == len(expected)
+    for cell, (assignment, group, points) in zip(grade_cells, expected):
+        streams = [o for o in cell.outputs if o.output_type == "stream"]
+        assert all(o.name == "stdout" for o in streams), (assignment, group, cell.outputs)
+        results = [o for o in cell.outputs if o.output_type == "execute_result"]
+        assert float(results[0].data["text/plain"]) == points, (assignment, group, cell.outputs)
