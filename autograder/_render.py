@@ -21,19 +21,17 @@ def value(x) -> str:
         kind = f"{array.dtype}[{','.join(str(d) for d in array.shape)}]"
         if array.size == 0:
             return f"{kind} (empty)"
+        flatten = array.ndim > 1 and array.size > _MAX_ELEMENTS
         shown = np.array2string(
-            array.ravel()[:_MAX_ELEMENTS] if array.ndim > 1 else array,
+            array.ravel()[:_MAX_ELEMENTS] if flatten else array,
             precision=6,
             separator=", ",
             threshold=_MAX_ELEMENTS,
             edgeitems=4,
             max_line_width=10_000,
             formatter={"float_kind": _number, "int_kind": str, "bool": str},
-        )
-        if array.ndim == 0:
-            return f"{kind} {shown}"
-        more = " ..." if array.ndim > 1 and array.size > _MAX_ELEMENTS else ""
-        return f"{kind} {shown}{more}"
+        ).replace("\n", "")
+        return f"{kind} {shown}{' ...' if flatten else ''}"
     text = repr(x)
     return text if len(text) <= 80 else text[:77] + "..."
 

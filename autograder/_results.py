@@ -20,6 +20,12 @@ class PropertyFailure(AssertionError):
         self.got = got
         self.expected = expected
 
+    def __str__(self) -> str:
+        parts = [self.problem]
+        parts += [f"{label}: {text}" for label, text in
+                  (("Example", self.example), ("Got", self.got), ("Expected", self.expected)) if text]
+        return "\n".join(parts)
+
 
 @dataclass(frozen=True)
 class Property:
