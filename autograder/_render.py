@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import numpy as np
 
 _MAX_ELEMENTS = 12
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def value(x) -> str:
@@ -32,7 +36,7 @@ def value(x) -> str:
             formatter={"float_kind": _number, "int_kind": str, "bool": str},
         ).replace("\n", "")
         return f"{kind} {shown}{' ...' if flatten else ''}"
-    text = repr(x)
+    text = _ADDRESS.sub("", repr(x))  # a memory address would make feedback differ between runs
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -48,6 +52,8 @@ def kind(x) -> str:
     if _is_array(x):
         array = np.asarray(x)
         return f"an array of dtype {array.dtype} and shape {array.shape}"
+    if inspect.isfunction(x):
+        return "a plain Python function"
     return f"a {type(x).__name__} ({value(x)})"
 
 

@@ -29,9 +29,10 @@ def vectors(length: int, dtype=np.float32, bound: float = 1000.0) -> st.SearchSt
 
 
 #: What a careless padding might leave in padded rows: anything at all.
+_HUGE = float(np.float32(1e30))  # bounds of a width-32 strategy must be float32 numbers
 GARBAGE = st.one_of(
     st.just(np.nan),
     st.just(np.inf),
     st.just(-np.inf),
-    st.floats(-1e30, 1e30, allow_nan=False, width=32),
+    st.floats(-_HUGE, _HUGE, allow_nan=False, width=32),
 )

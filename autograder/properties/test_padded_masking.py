@@ -1,0 +1,352 @@
+"""padded_masking: `pad_batch(values, size)` and `masked_score(values, mask)`, jitted.
+
+A ragged final batch is padded to a fixed `size` and masked, so every batch has one
+shape (one compiled program) and the objective, the sum of `(v + 1) ** 2` over the
+real rows, is the same as without padding.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import jax
+import numpy as np
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from autograder import _render
+from autograder._checks import close, first_failure, scalar
+from autograder._registry import prop
+from autograder._results import PropertyFailure
+from autograder._settings import VALUES
+from autograder._strategies import GARBAGE, vectors
+from autograder._traces import is_jitted, traces_during
+
+#: Padded sizes the graders use: every (size, length) pair is a new shape for the
+#: student's eager padding, and every size one compile of `masked_score`.
+SIZES = (4, 8)
+
+#: The one size at which the trace property compares every length.
+TRACE_SIZE = 8
+
+#: Moderate values, so float32 sums of (v + 1) ** 2 stay accurate to the tolerance.
+_BOUND = 100.0
+
+
+#: The lesson's visible example: five values 0..4 padded to eight rows, objective 55.
+_FIVE = np.arange(5, dtype=np.float32)
+
+
+def _batches():
+    """``(size, values)``: a size from SIZES and 1 <= n <= size float32 values."""
+    return st.sampled_from(SIZES).flatmap(
+        lambda size: st.integers(1, size).flatmap(
+            lambda n: st.tuples(st.just(size), vectors(n, bound=_BOUND))
+        )
+    )
+
+
+def _overflowing():
+    """``(size, values)`` with one to three values more than ``size`` rows."""
+    return st.sampled_from(SIZES).flatmap(
+        lambda size: st.integers(size + 1, size + 3).flatmap(
+            lambda n: st.tuples(st.just(size), vectors(n, bound=_BOUND))
+        )
+    )
+
+
+def _garbage_batches():
+    """``(size, values, garbage)``: n < size real values and size - n garbage fillers."""
+    return st.sampled_from(SIZES).flatmap(
+        lambda size: st.integers(1, size - 1).flatmap(
+            lambda n: st.tuples(
+                st.just(size),
+                vectors(n, bound=_BOUND),
+                st.lists(GARBAGE, min_size=size - n, max_size=size - n),
+            )
+        )
+    )
+
+
+def _every_length():
+    """Every length 1..TRACE_SIZE in a drawn order, and the values (sliced to each length)."""
+    return st.tuples(st.permutations(range(1, TRACE_SIZE + 1)), vectors(TRACE_SIZE, bound=_BOUND))
+
+
+def _objective(values: np.ndarray) -> tuple[float, float]:
+    """The reference objective in float64, and the magnitude its float32 rounding scales with."""
+    wide = values.astype(np.float64)
+    return float(np.sum((wide + 1.0) ** 2)), float(np.sum((np.abs(wide) + 1.0) ** 2))
+
+
+def _pair(result, call_text: str):
+    """The ``(padded, mask)`` a pad_batch call returned, or a failure saying what came back."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise PropertyFailure(
+            f"`pad_batch` returned {_render.kind(result)}, not a pair `(padded, mask)`.",
+            example=call_text,
+        )
+    return result[0], result[1]
+
+
+def _padded_rows_note(got: float, expected: float, padded_rows: int) -> str:
+    """A sentence when the error is a whole number of padded rows' ones, else nothing."""
+    excess = got - expected
+    rows = round(excess)
+    if not math.isfinite(got) or rows < 1 or rows > padded_rows or abs(excess - rows) > 1e-3 * (abs(expected) + 1.0):
+        return ""
+    return (
+        f" It is {rows} too large, as if {rows} padded row(s) were counted: "
+        "a zero row's term is (0 + 1)**2 = 1."
+    )
+
+
+def _count(n: int) -> str:
+    return f"{n} value" if n == 1 else f"{n} values"
+
+
+def _require_jitted(masked_score) -> None:
+    if not is_jitted(masked_score):
+        # Named by type, not rendered: a function's repr holds its memory address,
+        # which would make the feedback differ from one grading to the next.
+        what = "a plain Python function" if inspect.isfunction(masked_score) else f"a {type(masked_score).__name__}"
+        raise PropertyFailure(
+            f"`masked_score` is {what}, not a jax.jit-compiled function, "
+            "so there is no compiled program to reuse.",
+            expected="`masked_score` built once with jax.jit, at top level",
+        )
+
+
+def _signature(x) -> str:
+    """What jit keys a call on for one argument: dtype, shape and weak type."""
+    try:
+        aval = jax.typeof(x)
+    except TypeError:
+        return _render.kind(x)
+    weak = " (weakly typed)" if getattr(aval, "weak_type", False) else ""
+    return f"{aval.dtype}[{','.join(str(d) for d in aval.shape)}]{weak}"
+
+
+@prop(
+    group="padding",
+    points=1,
+    title="`pad_batch` puts the values first in `size` float32 rows, with a bool mask on exactly those rows",
+    hint="Allocate `size` rows whatever the length: the values first, padding after, and a bool mask "
+    "`jnp.arange(size) < n`. The fixed shape plus the mask is what lets every batch reuse one compiled program.",
+)
+def test_pad_batch_layout(submission):
+    @VALUES
+    @given(case=_batches())
+    @example(case=(8, _FIVE))
+    @example(case=(8, np.arange(8, dtype=np.float32)))
+    @example(case=(4, np.array([-2.5], np.float32)))
+    def check(case):
+        size, values = case
+        n = len(values)
+        args = (jax.device_put(values), size)
+        text = _render.call("pad_batch", args)
+        result = submission.call("pad_batch", *args)
+        padded, mask = _pair(result, text)
+        got = _render.value(result)
+
+        def fail(problem: str, expected: str = "") -> PropertyFailure:
+            return PropertyFailure(problem, example=text, got=got, expected=expected)
+
+        padded_kind = "" if isinstance(padded, (np.ndarray, jax.Array)) else f" (a {type(padded).__name__})"
+        try:
+            padded = np.asarray(padded)
+            mask = np.asarray(mask)
+        except Exception:
+            raise fail("`pad_batch` returned something that does not convert to arrays.") from None
+        if padded.dtype != np.float32:
+            raise fail(
+                f"`pad_batch` returned padded values{padded_kind} of dtype {padded.dtype}; they should be float32."
+            )
+        if padded.shape != (size,):
+            raise fail(
+                f"`pad_batch` returned padded values of shape {padded.shape}; they should have shape ({size},): "
+                f"`size` rows whatever the number of values."
+            )
+        if not np.array_equal(padded[:n], values):
+            if np.array_equal(padded[size - n :], values):
+                raise fail(
+                    f"`pad_batch` put the {n} values at the end of padded (rows {size - n}..{size - 1}); "
+                    f"they belong at the front (rows 0..{n - 1}), with the padding after them."
+                )
+            raise fail(f"The first {n} rows of padded are not the {n} values, in order.")
+        if mask.dtype != np.bool_:
+            raise fail(f"`pad_batch` returned a mask of dtype {mask.dtype}; it should be bool (True on real rows).")
+        if mask.shape != (size,):
+            raise fail(f"`pad_batch` returned a mask of shape {mask.shape}; it should have shape ({size},), like padded.")
+        marked = int(mask.sum())
+        if marked != n:
+            raise fail(f"The mask marks {marked} row(s) as real, but {_count(n)} were given.")
+        if not mask[:n].all():
+            raise fail(f"The mask marks {n} rows, but not the first {n} (rows 0..{n - 1}), where the values are.")
+
+    check()
+
+
+@prop(
+    group="padding",
+    points=1,
+    title="`pad_batch` raises ValueError when there are more values than rows",
+    hint="Padding can only add rows: when `len(values) > size`, raise ValueError. "
+    "Dropping the extra values silently changes the objective without a word.",
+)
+def test_pad_batch_rejects_overflow(submission):
+    @VALUES
+    @given(case=_overflowing())
+    @example(case=(8, np.arange(9, dtype=np.float32)))
+    def check(case):
+        size, values = case
+        args = (jax.device_put(values), size)
+        if submission.raises(ValueError, "pad_batch", *args) is None:
+            try:
+                got = _render.value(submission.call("pad_batch", *args))
+            except PropertyFailure:
+                got = ""
+            raise PropertyFailure(
+                f"`pad_batch` accepted {len(values)} values for {size} rows instead of raising ValueError.",
+                example=_render.call("pad_batch", args),
+                got=got,
+                expected="ValueError",
+            )
+
+    check()
+
+
+@prop(
+    group="objective",
+    points=2,
+    title="`masked_score(*pad_batch(v, size))` equals the sum of (v + 1)**2 over the real values",
+    hint="Padding must not change the objective. The offset `+ 1` turns every zero pad into (0 + 1)**2 = 1, "
+    "so compute each row's term first and then mask the terms, not the values.",
+)
+def test_objective_preserved(submission):
+    @VALUES
+    @given(case=_batches())
+    @example(case=(8, _FIVE))
+    @example(case=(8, np.arange(8, dtype=np.float32) - 3.5))
+    @example(case=(4, np.array([2.0], np.float32)))
+    def check(case):
+        size, values = case
+        args = (jax.device_put(values), size)
+        text = _render.call("pad_batch", args)
+        padded, mask = _pair(submission.call("pad_batch", *args), text)
+        got = scalar(submission.call("masked_score", padded, mask), _render.call("masked_score", (padded, mask)))
+        expected, magnitude = _objective(values)
+        if not close(got, expected, magnitude):
+            raise PropertyFailure(
+                "`masked_score(*pad_batch(v, size))` gives the wrong objective."
+                + _padded_rows_note(got, expected, size - len(values)),
+                example=f"masked_score(*{text}), where pad_batch returned {_render.value((padded, mask))}",
+                got=repr(got),
+                expected=repr(expected),
+            )
+
+    check()
+
+
+@prop(
+    group="objective",
+    points=1,
+    title="`masked_score` ignores whatever the padded rows hold (nan, inf, huge numbers)",
+    hint="Padded rows may hold anything. Select the real rows' terms with `jnp.where`: arithmetic with a float "
+    "mask keeps nan (0. * nan and 0. * inf are nan), and masking the values before `+ 1` still counts a one "
+    "per padded row.",
+)
+def test_garbage_in_padding_ignored(submission):
+    @VALUES
+    @given(case=_garbage_batches())
+    @example(case=(8, _FIVE, [np.nan, np.inf, -np.inf]))
+    @example(case=(4, np.array([1.5], np.float32), [3.0e30, -3.0e30, 0.0]))
+    def check(case):
+        size, values, garbage = case
+        n = len(values)
+        # Built here, not by the student's pad_batch: this property is about masked_score alone.
+        padded = jax.device_put(np.concatenate([values, np.asarray(garbage, np.float32)]))
+        mask = jax.device_put(np.arange(size) < n)
+        text = _render.call("masked_score", (padded, mask))
+        got = scalar(submission.call("masked_score", padded, mask), text)
+        expected, magnitude = _objective(values)
+        if close(got, expected, magnitude):
+            return
+        if not math.isfinite(got):
+            problem = (
+                f"`masked_score` returned {got!r} when the padded rows hold garbage: "
+                "a padded row's term reached the sum."
+            )
+        else:
+            problem = "`masked_score` gives the wrong objective when the padded rows hold garbage." + _padded_rows_note(
+                got, expected, size - n
+            )
+        raise PropertyFailure(problem, example=text, got=repr(got), expected=repr(expected))
+
+    check()
+
+
+@prop(
+    group="traces",
+    points=1,
+    title="batches of every length, padded to one size, share one trace of `masked_score`",
+    hint="A fixed shape plus a mask keeps one compiled program: every length padded to `size` must reach "
+    "`masked_score` with the same shape, dtype and weak type (`jnp.zeros(size, jnp.float32)`, not "
+    "`jnp.full(size, 0.)`, which is weakly typed), and `masked_score` is built once, with `jax.jit`, at top level.",
+)
+def test_lengths_share_one_trace(submission):
+    masked_score = submission.get("masked_score")
+    _require_jitted(masked_score)
+    # Earlier cells and properties may already have compiled other signatures; start
+    # from an empty cache so a second signature shows as a trace every time this runs.
+    if callable(getattr(masked_score, "clear_cache", None)):
+        masked_score.clear_cache()
+
+    # The first call after the cold start may trace; every later call, in this example
+    # or a later one, pads to the same size and must reuse that program.
+    warm: list[tuple[int, str, list[str]]] = []
+
+    def check(case):
+        lengths, values = case
+        for n in lengths:
+            args = (jax.device_put(values[:n]), TRACE_SIZE)
+            text = _render.call("pad_batch", args)
+            pair = _pair(submission.call("pad_batch", *args), text)
+            call = (n, text, [_signature(x) for x in pair])
+            if not warm:
+                submission.call("masked_score", *pair)
+                warm.append(call)
+                continue
+            _, traces = traces_during(submission.call, "masked_score", *pair)
+            if traces:
+                raise _retraced(TRACE_SIZE, warm[0], call, traces)
+
+    first_failure(_every_length(), check)
+
+
+def _retraced(size: int, before: tuple, after: tuple, traces: int) -> PropertyFailure:
+    """The failure for a new trace at a size already compiled, saying what changed."""
+    (n_before, text_before, sig_before), (n_after, text_after, sig_after) = before, after
+    if n_before != n_after:
+        when = f"when only the batch length changed, from {n_before} to {_count(n_after)} in {size} rows"
+    else:
+        when = f"when called again with {_count(n_after)} in {size} rows (only the values changed)"
+    changes = [
+        f"{name} {old} for {_count(n_before)} but {new} for {n_after}"
+        for name, old, new in zip(("padded", "mask"), sig_before, sig_after)
+        if old != new
+    ]
+    if changes:
+        why = "`pad_batch` returned " + "; ".join(changes) + ", and jit compiles once per signature."
+    else:
+        why = (
+            f"`pad_batch` returned the same signature both times (padded {sig_after[0]}, mask {sig_after[1]}), "
+            "so the new trace comes from `masked_score` itself."
+        )
+    return PropertyFailure(
+        f"`masked_score` traced again ({traces} new trace(s)) {when}. {why}",
+        example=f"masked_score(*{text_before}), then masked_score(*{text_after})",
+        got=f"{traces} new trace(s) on the second call",
+        expected=f"no new trace: one compiled program for every length at size {size}",
+    )

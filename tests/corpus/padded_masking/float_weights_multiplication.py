@@ -1,0 +1,25 @@
+"""Masking by multiplication with 0/1 float weights: `jnp.where(mask, 1., 0.) * (values + 1.) ** 2`.
+
+Right on zero padding (0 * 1 = 0), wrong when a padded row holds nan or inf:
+0 * nan and 0 * inf are nan. Only the garbage property fails.
+"""
+import jax
+import jax.numpy as jnp
+
+FAILS = {"garbage_in_padding_ignored"}
+SCORE = 5
+MESSAGE = r"`masked_score` returned nan when the padded rows hold garbage"
+
+
+def pad_batch(values, size):
+    values = jnp.asarray(values, jnp.float32)
+    n = values.shape[0]
+    if n > size:
+        raise ValueError("too many values")
+    return jnp.pad(values, (0, size - n)), jnp.arange(size) < n
+
+
+@jax.jit
+def masked_score(values, mask):
+    weights = jnp.where(mask, 1.0, 0.0)
+    return jnp.sum(weights * (values + 1.0) ** 2)

@@ -1,0 +1,23 @@
+"""The overflow check is `n >= size`: a batch that exactly fills `size` rows is rejected.
+
+Overflow is still caught, but every call with n == size raises ValueError, which
+breaks the layout, the objective and the trace check (all of them try a full batch).
+The garbage property builds its own batches with n < size, so it passes.
+"""
+import jax
+import jax.numpy as jnp
+
+FAILS = {"pad_batch_layout", "objective_preserved", "lengths_share_one_trace"}
+SCORE = 2
+MESSAGE = r"`pad_batch` raised ValueError: too many values\n\s+Example:\s+pad_batch\(float32\[8\] .*, 8\)"
+
+
+def pad_batch(values, size):
+    values = jnp.asarray(values, jnp.float32)
+    n = values.shape[0]
+    if n >= size:
+        raise ValueError("too many values")
+    return jnp.pad(values, (0, size - n)), jnp.arange(size) < n
+
+
+masked_score = jax.jit(lambda values, mask: jnp.sum(jnp.where(mask, (values + 1.0) ** 2, 0.0)))

@@ -1,0 +1,24 @@
+"""The mask is applied to the values, then the offset: `(where(mask, values, 0) + 1) ** 2`.
+
+Every masked-out row becomes (0 + 1)**2 = 1, whatever it held: the sum is too large by
+the number of padded rows, with zero padding and with garbage alike (no nan leaks).
+"""
+import jax
+import jax.numpy as jnp
+
+FAILS = {"objective_preserved", "garbage_in_padding_ignored"}
+SCORE = 3
+MESSAGE = r"wrong objective when the padded rows hold garbage\. It is 3 too large"
+
+
+def pad_batch(values, size):
+    values = jnp.asarray(values, jnp.float32)
+    n = values.shape[0]
+    if n > size:
+        raise ValueError("too many values")
+    return jnp.pad(values, (0, size - n)), jnp.arange(size) < n
+
+
+@jax.jit
+def masked_score(values, mask):
+    return jnp.sum((jnp.where(mask, values, 0.0) + 1.0) ** 2)
