@@ -1,0 +1,20 @@
+"""Prints each reduction instead of returning it, so every call gives back None."""
+import jax
+
+FAILS = {"modes_match_numpy"}
+SCORE = 3
+MESSAGE = r"returned a NoneType \(None\), not a single number"
+
+
+def choose_reduction(values, mode):
+    if mode == "sum":
+        print(values.sum())
+    elif mode == "mean":
+        print(values.mean())
+    elif mode == "max":
+        print(values.max())
+    else:
+        raise ValueError("unknown mode")
+
+
+choose = jax.jit(choose_reduction, static_argnames=("mode",))
