@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -41,6 +44,7 @@ from traitlets.config.loader import PyFileConfigLoader
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_KINDS = ("correct", "partial", "empty")
 _FORBIDDEN_IN_STUDENT_ID = ("+", "*", "/", os.sep)
+_LOG_LOCK = threading.Lock()
 
 
 class CycleError(RuntimeError):
@@ -135,9 +139,9 @@ class CycleResult:
 def available_assignments(repo_root: Path = REPO_ROOT) -> list[str]:
     """Assignments present in the repo: ``source/<a>/<a>.ipynb``."""
     source = repo_root / "source"
-    return sorted(
-        d.name for d in source.iterdir() if d.is_dir() and (d / f"{d.name}.ipynb").is_file()
-    ) if source.is_dir() else []
+    if not source.is_dir():
+        return []
+    return sorted(d.name for d in source.iterdir() if (d / f"{d.name}.ipynb").is_file())
 
 
 def check_assignments(assignments: Iterable[str], repo_root: Path = REPO_ROOT) -> list[str]:
@@ -205,6 +209,7 @@ def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT) -> Course:
 _INSTRUCTOR_CONFIG = '''\
 # Written by autograder.cycle: a scratch copy of the course, graded by plain nbgrader.
 import os
+import re
 
 c = get_config()  # noqa: F821
 _course_config = {course_config!r}
@@ -239,16 +244,26 @@ def nbgrader(course: Course, args: list[str], cwd: Path, check: bool = True) -> 
     start = time.monotonic()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     seconds = time.monotonic() - start
-    with course.log.open("a") as log:
-        log.write(f"$ (cd {cwd} && nbgrader {' '.join(args)})  # exit {proc.returncode}, {seconds:.1f} s\n")
-        log.write(proc.stdout + proc.stderr + "\n")
+    entry = f"$ (cd {cwd} && nbgrader {' '.join(args)})  # exit {proc.returncode}, {seconds:.1f} s\n"
+    with _LOG_LOCK, course.log.open("a") as log:
+        log.write(entry + proc.stdout + proc.stderr + "\n")
     if proc.returncode == 0:
         return None
-    tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
-    reason = f"nbgrader {' '.join(args)} failed (exit {proc.returncode}) in {cwd}:\n{tail}"
+    reason = f"nbgrader {' '.join(args)} failed (exit {proc.returncode}) in {cwd}:\n{_gist(proc)}"
     if check:
         raise CycleError(f"cycle: {reason}\nfull output: {course.log}")
     return reason
+
+
+def _gist(proc: subprocess.CompletedProcess) -> str:
+    """nbgrader's own ERROR lines and the exceptions named in its output, else its last lines."""
+    lines = (proc.stderr + proc.stdout).strip().splitlines()
+    gist = [
+        line.strip()
+        for line in lines
+        if "| ERROR]" in line or re.match(r"[\w.]*(Error|Exception): ", line.strip())
+    ]
+    return "\n".join(gist or lines[-15:])
 
 
 def generate(course: Course, assignments: Iterable[str]) -> None:
@@ -277,7 +292,7 @@ def hand_in(course: Course, student: Student, cid: str) -> None:
         nbgrader(course, ["submit", a, "--student", student.student_id], home)
 
 
-def grade(course: Course, assignments: Iterable[str]) -> list[str]:
+def collect_and_grade(course: Course, assignments: Iterable[str]) -> list[str]:
     """Collect, autograde and give feedback; return the problems of steps that failed."""
     problems = []
     for a in assignments:
@@ -350,9 +365,11 @@ def run_cycle(
     generate(course, assignments)
     release(course, assignments)
     cid = course_id(repo_root)
-    for student in students:
-        hand_in(course, student, cid)
-    problems = grade(course, assignments)
+    # Students work side by side; each runs its own nbgrader processes.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for done in [pool.submit(hand_in, course, student, cid) for student in students]:
+            done.result()
+    problems = collect_and_grade(course, assignments)
     return CycleResult(course, read_scores(course), problems)
 
 

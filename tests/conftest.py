@@ -1,0 +1,42 @@
+"""Shared set-up of the course's tests.
+
+Hypothesis keeps its example database and caches in a temporary folder, never
+in ``.hypothesis/`` of the repository (the graders use Hypothesis, and Jupyter
+kernels started by nbgrader inherit the environment variable).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis.configuration import set_hypothesis_home_dir
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Fixed by the course owner; the tests hold source/ and release/ to it.
+COURSE_ASSIGNMENTS = ("static_max_mode", "padded_masking", "branch_repair", "ledger_extension")
+
+_hypothesis_home = tempfile.mkdtemp(prefix="course-tests-hypothesis-")
+atexit.register(shutil.rmtree, _hypothesis_home, ignore_errors=True)
+set_hypothesis_home_dir(_hypothesis_home)
+os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = _hypothesis_home
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: runs nbgrader apps and Jupyter kernels (tens of seconds; run by default)"
+    )
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Relative path -> SHA-256 of every file under ``root``."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
