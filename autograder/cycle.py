@@ -240,6 +240,9 @@ def nbgrader(course: Course, args: list[str], cwd: Path, check: bool = True) -> 
     env = dict(os.environ)
     # Kernels grade with this checkout's autograder package, installed or not.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    # nbgrader runs `alembic` to create a gradebook: find it beside this Python,
+    # also when its environment is not activated.
+    env["PATH"] = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
     cmd = [sys.executable, "-m", "nbgrader", *args]
     start = time.monotonic()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
