@@ -17,8 +17,28 @@ c.CourseDirectory.release_directory = "release"
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# One cell may compile a handful of JAX programs and run a property search; a
-# cell that still runs after this long is stuck, and only that cell loses points.
-c.ExecutePreprocessor.timeout = 120
-c.Execute.timeout = 120
+# A graded cell runs at most three properties of at most 40 s each (autograder/_limits.py);
+# a cell still running after 150 s is stuck, and only that cell loses points.
+c.Execute.timeout = 150
 c.Execute.interrupt_on_timeout = True
+
+# Confine every autograde kernel before the notebook's first cell: memory, file size
+# and process caps, and a record of the genuine grading objects (autograder/_sandbox.py).
+c.Execute.extra_arguments = [
+    "--HistoryManager.hist_file=:memory:",
+    "--IPKernelApp.exec_lines=['import autograder._sandbox']",
+]
+
+# Outputs are scrubbed of grader source in nbgrader's own process, right after the
+# notebook runs, so neither autograded notebooks nor feedback can show it.
+from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
+from nbgrader.preprocessors import (  # noqa: E402
+    AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput, SaveAutoGrades,
+)
+
+from autograder.nbgrader_plugins import ScrubGraderSource  # noqa: E402
+
+c.Autograde.autograde_preprocessors = [
+    Execute, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+    SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
+]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from . import _feedback
+from ._integrity import tampered
+from ._limits import PropertyTimeout, time_limit
 from ._quiet import quiet
 from ._registry import properties
 from ._results import GroupReport, PropertyFailure, PropertyResult
@@ -11,12 +13,14 @@ from ._submission import Submission
 
 def run_group(assignment: str, group: str, submission: Submission) -> GroupReport:
     """Run every property of ``group``; each is caught on its own so one failure hides no other."""
-    results = []
     with quiet():  # importing the property module (hypothesis, JAX) may warn too
-        for prop in properties(assignment, group):
-            failure = _run_one(prop, submission)
-            results.append(PropertyResult(prop, passed=failure is None, failure=failure))
-    return GroupReport(assignment, group, tuple(results))
+        chosen = properties(assignment, group)
+        failures = [] if tampered() else [_run_one(prop, submission) for prop in chosen]
+        # Student code the properties called may have tampered too: then nothing here counts.
+        if tampered():
+            failures = [_tampering()] * len(chosen)
+    results = tuple(PropertyResult(p, passed=f is None, failure=f) for p, f in zip(chosen, failures))
+    return GroupReport(assignment, group, results)
 
 
 def grade(assignment: str, group: str, namespace: dict) -> float:
@@ -31,10 +35,28 @@ def grade(assignment: str, group: str, namespace: dict) -> float:
 
 def _run_one(prop, submission) -> PropertyFailure | None:
     try:
-        prop.run(submission)
+        with time_limit():
+            prop.run(submission)
+    except PropertyTimeout as timeout:
+        return PropertyFailure(
+            f"Time limit: the check {timeout}, still waiting for the notebook's code. "
+            "Look for a loop that never ends or work that grows with every call."
+        )
+    except MemoryError:
+        return PropertyFailure("Memory limit: the notebook's code ran out of the memory a kernel may use.")
+    except RecursionError:
+        return PropertyFailure("The notebook's code recursed without end (RecursionError).")
     except Exception as error:  # one property's crash must not stop the others
         return _as_failure(error)
     return None
+
+
+def _tampering() -> PropertyFailure:
+    names = ", ".join(f"`{name}`" for name in tampered()[:6])
+    return PropertyFailure(
+        f"Tampering: the notebook replaced objects the grader relies on ({names}), "
+        "so this check cannot be trusted and scores zero. Grading code must not be patched."
+    )
 
 
 def _as_failure(error: BaseException) -> PropertyFailure:

@@ -10,7 +10,12 @@ from __future__ import annotations
 import jax
 from jax.extend.core import Primitive, primitives
 
+from ._results import PropertyFailure
+
 _TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+#: Sent through JAX's monitoring at the end of every observation: if it does not
+#: arrive, the code under observation removed or bypassed the grader's listener.
+_CANARY = "<autograder canary>"
 _PRIMITIVE_NAMES = frozenset(p.name for p in vars(primitives).values() if isinstance(p, Primitive))
 
 
@@ -24,10 +29,15 @@ class TraceLog:
 
     def __init__(self):
         self.names: list[str] = []
+        self._canary_seen = False
 
     def _listen(self, event, duration_secs, **kwargs):
         name = kwargs.get("fun_name", "")
-        if event == _TRACE_EVENT and name not in _PRIMITIVE_NAMES:
+        if event != _TRACE_EVENT:
+            return
+        if name == _CANARY:
+            self._canary_seen = True
+        elif name not in _PRIMITIVE_NAMES:
             self.names.append(name)
 
     def __enter__(self) -> "TraceLog":
@@ -35,7 +45,16 @@ class TraceLog:
         return self
 
     def __exit__(self, *exc) -> None:
-        jax.monitoring.unregister_event_duration_listener(self._listen)
+        jax.monitoring.record_event_duration_secs(_TRACE_EVENT, 0.0, fun_name=_CANARY)
+        try:
+            jax.monitoring.unregister_event_duration_listener(self._listen)
+        except (AssertionError, ValueError):
+            pass  # already removed by the code under observation; the canary reports it
+        if not self._canary_seen and exc[0] is None:
+            raise PropertyFailure(
+                "Tampering: JAX's trace events stopped reaching the grader while the notebook's code ran "
+                "(its monitoring listeners were removed or bypassed), so its traces cannot be counted."
+            )
 
     @property
     def count(self) -> int:

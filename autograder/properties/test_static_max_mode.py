@@ -31,7 +31,7 @@ def _require_jitted(choose) -> None:
     if not is_jitted(choose):
         raise PropertyFailure(
             f"`choose` is {_render.kind(choose)}, not a jax.jit-compiled function, so there is no trace to reuse.",
-            expected='choose = jax.jit(choose_reduction, static_argnames=("mode",))',
+            expected="`choose` built once with jax.jit, with `mode` static",
         )
 
 

@@ -1,0 +1,72 @@
+"""Tamper evidence: the objects grading relies on, compared with what they were
+before any student code ran.
+
+``record_baseline()`` runs when the grading kernel starts (``autograder._sandbox``).
+Before each group, :func:`tampered` names every protected object a notebook has
+replaced since: a patched ``jax.jit``, a faked ``jax.monitoring``, a rebound builtin,
+a substitute module in ``sys.modules``. A kernel started without the sandbox (a
+student's own Jupyter, the project's tests) records its baseline at first import.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import sys
+
+#: (module, attribute) pairs whose identity grading depends on.
+_PROTECTED = {
+    "jax": ("jit", "device_put", "make_jaxpr", "clear_caches"),
+    "jax.monitoring": (
+        "register_event_duration_secs_listener",
+        "unregister_event_duration_listener",
+        "record_event_duration_secs",
+        "clear_event_listeners",
+    ),
+    "jax._src.monitoring": ("record_event_duration_secs",),
+    "jax.numpy": ("asarray", "array", "sum", "where"),
+    "numpy": ("asarray", "array", "sum", "mean", "max", "isclose", "array_equal", "issubdtype", "ndim"),
+    "numpy.testing": ("assert_allclose", "assert_array_equal"),
+    "hypothesis": ("given", "settings", "example"),
+    "math": ("isclose", "isfinite", "isnan"),
+}
+#: Builtins grading calls. (Jupyter swaps ``input`` and adds ``display`` on every
+#: execution, so the whole builtins namespace cannot be compared.)
+_BUILTINS = (
+    "__import__", "abs", "all", "any", "bool", "callable", "compile", "dict", "enumerate", "exec", "float",
+    "getattr", "hasattr", "id", "int", "isinstance", "issubclass", "iter", "len", "list", "max", "min", "next",
+    "print", "range", "repr", "round", "set", "sorted", "str", "sum", "tuple", "type", "vars", "zip",
+)
+_MODULES = ("autograder", "autograder._grade", "autograder._traces", "autograder._checks", "jax", "jax.numpy",
+            "jax.monitoring", "numpy", "numpy.testing", "hypothesis", "math", "builtins")
+
+_baseline: dict[str, object] | None = None
+
+
+def _current() -> dict[str, object]:
+    seen: dict[str, object] = {}
+    for name in _MODULES:
+        seen[f"sys.modules[{name!r}]"] = sys.modules.get(name)
+    for module_name, attributes in _PROTECTED.items():
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        for attribute in attributes:
+            seen[f"{module_name}.{attribute}"] = getattr(module, attribute, None)
+    for name in _BUILTINS:
+        seen[f"builtins.{name}"] = getattr(builtins, name, None)
+    return seen
+
+
+def record_baseline() -> None:
+    """Remember the genuine objects; later calls keep the first record."""
+    global _baseline
+    if _baseline is None:
+        for name in _PROTECTED:
+            importlib.import_module(name)
+        _baseline = _current()
+
+
+def tampered() -> list[str]:
+    """Names of protected objects replaced since the baseline, in a stable order."""
+    record_baseline()
+    now = _current()
+    return sorted(name for name, original in _baseline.items() if now.get(name) is not original)
