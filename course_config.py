@@ -29,16 +29,18 @@ c.Execute.extra_arguments = [
     "--IPKernelApp.exec_lines=['import autograder._sandbox']",
 ]
 
-# Outputs are scrubbed of grader source in nbgrader's own process, right after the
-# notebook runs, so neither autograded notebooks nor feedback can show it.
+# In nbgrader's own process, around the kernel: results are checked for the grader's
+# seal, and outputs scrubbed of grader source, so feedback can never show it.
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput, SaveAutoGrades,
 )
 
-from autograder.nbgrader_plugins import ScrubGraderSource  # noqa: E402
+from autograder.nbgrader_plugins import IssueSeal, ScrubGraderSource, VerifySeals  # noqa: E402
 
+# IssueSeal/VerifySeals: a graded cell scores only if the course's own grade() sealed
+# its points with a key this notebook's kernel alone received (autograder/_seal.py).
 c.Autograde.autograde_preprocessors = [
-    Execute, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-    SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
+    IssueSeal, Execute, VerifySeals, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor,
+    LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
 ]

@@ -10,7 +10,9 @@ first in the kernel and:
   with a Linux ``pids`` cgroup where one can be created (a fork bomb stops there),
   else with ``RLIMIT_NPROC`` (which does not bind root);
 - imports what grading needs and records the genuine grading objects
-  (:mod:`autograder._integrity`), so later patching by the notebook is reported.
+  (:mod:`autograder._integrity`), so later patching by the notebook is reported;
+- takes the key nbgrader issued for sealing this notebook's results
+  (:mod:`autograder._seal`) before any student code can read it.
 
 It does not change the kernel's user: where Python itself lives in a private home
 (as on these machines), an unprivileged kernel could not import the standard library.
@@ -69,10 +71,11 @@ def confine() -> None:
     _limit(resource.RLIMIT_CORE, 0)
     _cap_processes()
     # Import what grading uses now, before the notebook can touch it.
-    from . import _grade, _integrity, _registry  # noqa: F401
+    from . import _grade, _integrity, _registry, _seal
 
     for assignment in _registry.ASSIGNMENTS:
         _registry.properties(assignment)
+    _grade._sealer = _seal.install(_grade.grade.__code__)
     _integrity.record_baseline()
 
 

@@ -1,16 +1,25 @@
 """nbgrader preprocessors of this course, named in ``course_config.py``.
 
-:class:`ScrubGraderSource` runs in nbgrader's own process right after the
-notebook executes, so nothing a student's code does in the kernel can skip it.
+They run in nbgrader's own process, around the kernel that executes the notebook,
+so nothing a student's code does in that kernel can skip them:
+:class:`IssueSeal` before it starts, :class:`VerifySeals` and
+:class:`ScrubGraderSource` after it finished.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import secrets
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_solution
+
+from . import _seal
 
 _PACKAGE = Path(__file__).resolve().parent
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -69,3 +78,59 @@ class ScrubGraderSource(NbGraderPreprocessor):
             if "evalue" in output:
                 output.evalue = _scrub_value(output.evalue)
         return cell, resources
+
+
+_GRADE_CALL = re.compile(r"""grade\(\s*["'](\w+)["']\s*,\s*["'](\w+)["']""")
+_KEY = "autograder_seal_key"
+
+
+class IssueSeal(NbGraderPreprocessor):
+    """Before the kernel starts: a fresh key, in a file only the sandbox reads (then deletes)."""
+
+    def preprocess(self, nb, resources):
+        key = secrets.token_bytes(32)
+        handle, path = tempfile.mkstemp(prefix="autograder-seal-")
+        with os.fdopen(handle, "wb") as file:
+            file.write(key)
+        os.environ[_seal.KEY_FILE_ENV] = path
+        resources[_KEY] = (key, path)
+        return nb, resources
+
+
+class VerifySeals(NbGraderPreprocessor):
+    """After the kernel ran: a graded cell scores only with a valid seal for its own points."""
+
+    def preprocess(self, nb, resources):
+        key, path = resources.pop(_KEY, (None, None))
+        os.environ.pop(_seal.KEY_FILE_ENV, None)
+        if path and os.path.exists(path):
+            os.unlink(path)  # the sandbox never took it: no kernel, or no sandbox
+        if key is not None:
+            for cell in nb.cells:
+                if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell):
+                    self._verify(cell, key)
+        return nb, resources
+
+    def _verify(self, cell, key):
+        call = _GRADE_CALL.search(cell.source)
+        if call is None:
+            return  # a test cell without a hidden grader call is scored by nbgrader as usual
+        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
+        results = [o for o in cell.outputs if o.output_type == "execute_result"]
+        try:
+            points = float(results[-1].data["text/plain"])
+        except (IndexError, KeyError, ValueError):
+            points = None
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        if errors or (points is not None and _seal.check(key, text, call[1], call[2], points)):
+            for output in cell.outputs:
+                if output.output_type == "stream":
+                    output.text = _seal.strip(output.text)
+            return
+        cell.outputs = [new_output(
+            "error",
+            ename="GradingTampered",
+            evalue="this graded cell's result did not come from the course's grader, so it scores zero "
+            "(the notebook replaced or bypassed the grading code, or the kernel stopped before grading)",
+            traceback=["GradingTampered: this graded cell's result did not come from the course's grader."],
+        )]

@@ -1,0 +1,214 @@
+"""Scratch courses for the benchmark: the real course, its floor, and synthetic students.
+
+- **serial** and **parallel**: two identical copies of the course (``cycle.prepare_course``
+  plus ``generate_assignment``), one graded by ``nbgrader autograde``, one by
+  ``python -m autograder autograde``.
+- **floor**: the same course with the hidden regions removed from the source
+  notebooks before ``generate_assignment``. Its release is the same notebook, so
+  it grades the very same submissions with every grader call gone: what nbgrader,
+  a kernel and ``import jax`` cost on their own.
+
+Synthetic students hand in, per assignment, a rotation of the bundled samples
+(correct, partial, empty, a correct one with a cell that raises) and of the
+wrong-answer corpus (``tests/corpus``) pasted into the notebook. Submissions are
+placed in ``submitted/`` exactly as ``nbgrader collect`` leaves them (the
+notebook and ``timestamp.txt``): the exchange is not what is being measured.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import cycle
+
+SAMPLES = cycle.REPO_ROOT / "tests" / "samples"
+CORPUS = cycle.REPO_ROOT / "tests" / "corpus"
+#: Sample kinds that alternate with corpus faults; "raise" is the correct sample with a raising answer cell.
+SAMPLE_ROTATION = ("correct", "partial", "empty", "raise")
+_HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class BenchCourses:
+    root: Path
+    floor: cycle.Course
+    serial: cycle.Course
+    parallel: cycle.Course
+    #: (student, assignment) -> what they handed in ("correct", "corpus:hard_coded_max", ...)
+    kinds: dict[tuple[str, str], str]
+    #: (assignment, kind) -> the notebook handed in
+    notebooks: dict[tuple[str, str], Path]
+
+
+def tool_env() -> dict[str, str]:
+    """Environment for nbgrader and kernels: this autograder package, and the venv's bin for alembic."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
+    env["PATH"] = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
+    return env
+
+
+# ---------------------------------------------------------------- notebooks
+
+
+def strip_hidden(source: str) -> str:
+    """A grade cell's source without its hidden region (the grader call)."""
+    return _HIDDEN.sub("", source).rstrip("\n")
+
+
+def floor_notebook(path: Path) -> None:
+    """Remove the hidden regions of every cell of a source notebook, in place."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        text = "".join(cell.get("source", ""))
+        if "### BEGIN HIDDEN TESTS" in text:
+            cell["source"] = strip_hidden(text)
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _is_answer(cell: dict) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.get("cell_type") == "code" and meta.get("solution", False) and not meta.get("grade", False)
+
+
+def with_corpus_answer(correct: dict, corpus_source: str) -> dict:
+    """The correct sample with its answers replaced by one corpus submission (all in the first answer cell)."""
+    nb = copy.deepcopy(correct)
+    answers = [c for c in nb["cells"] if _is_answer(c)]
+    answers[0]["source"] = corpus_source
+    for cell in answers[1:]:
+        cell["source"] = "# (answered above)\n"
+    return nb
+
+
+def with_raising_answer(correct: dict) -> dict:
+    """The correct sample whose last answer cell raises before defining anything."""
+    nb = copy.deepcopy(correct)
+    last = [c for c in nb["cells"] if _is_answer(c)][-1]
+    last["source"] = 'raise RuntimeError("a student cell that raises")\n' + "".join(last["source"])
+    return nb
+
+
+def corpus_faults(assignment: str) -> list[Path]:
+    return sorted(p for p in (CORPUS / assignment).glob("*.py") if p.stem != "correct")
+
+
+def kinds_for(assignment: str, n: int) -> list[str]:
+    """What students 1..n hand in: samples alternating with corpus faults."""
+    faults = corpus_faults(assignment)
+    kinds = []
+    for i in range(n):
+        if i % 2 == 0 or not faults:
+            kinds.append(SAMPLE_ROTATION[(i // 2) % len(SAMPLE_ROTATION)])
+        else:
+            kinds.append(f"corpus:{faults[(i // 2) % len(faults)].stem}")
+    return kinds
+
+
+def make_notebook(assignment: str, kind: str, out_dir: Path) -> Path:
+    """Write the notebook a student of ``kind`` hands in; return its path."""
+    out = out_dir / assignment / f"{kind.replace(':', '-')}.ipynb"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sample = SAMPLES / assignment
+    if kind in ("correct", "partial", "empty"):
+        shutil.copyfile(sample / f"{kind}.ipynb", out)
+        return out
+    correct = json.loads((sample / "correct.ipynb").read_text(encoding="utf-8"))
+    if kind == "raise":
+        nb = with_raising_answer(correct)
+    elif kind.startswith("corpus:"):
+        nb = with_corpus_answer(correct, (CORPUS / assignment / f"{kind[7:]}.py").read_text(encoding="utf-8"))
+    else:
+        raise ValueError(f"unknown kind of submission {kind!r}")
+    out.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return out
+
+
+def place_submission(course: cycle.Course, student: str, assignment: str, notebook: Path, when: datetime.datetime) -> Path:
+    """Put a notebook in ``submitted/`` as ``nbgrader collect`` leaves it."""
+    dest = course.root / "submitted" / student / assignment
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(notebook, dest / f"{assignment}.ipynb")
+    (dest / "timestamp.txt").write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+    return dest
+
+
+# ---------------------------------------------------------------- courses
+
+
+def generate_here(assignments: list[str]) -> None:
+    """``nbgrader generate_assignment`` for each assignment, in one process (run in the course root)."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.apps.generateassignmentapp import GenerateAssignmentApp
+
+    app = GenerateAssignmentApp()
+    app.initialize([])
+    api = NbGraderAPI(coursedir=app.coursedir, parent=app)
+    for assignment in assignments:
+        result = api.generate_assignment(assignment, force=True, create=True)
+        if not result["success"]:
+            sys.exit(f"generate_assignment {assignment} failed:\n{result.get('error') or result.get('log')}")
+
+
+def _generate(course: cycle.Course, assignments: list[str]) -> subprocess.Popen:
+    code = "import sys; from autograder._bench_course import generate_here; generate_here(sys.argv[1:])"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *assignments], cwd=course.root, env=tool_env(),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
+    )
+
+
+def clone_course(course: cycle.Course, dest: Path) -> cycle.Course:
+    """Copy a scratch course, pointing the copy's nbgrader_config.py at the copy."""
+    shutil.copytree(course.root, dest)
+    config = dest / "nbgrader_config.py"
+    text = config.read_text()
+    for path in (course.root, course.exchange):
+        old, new = f"= {str(path)!r}", f"= {str(dest / path.relative_to(course.root))!r}"
+        if old not in text:
+            raise cycle.CycleError(f"bench: {config} does not set a path to {path}; cannot re-point the copy")
+        text = text.replace(old, new)
+    config.write_text(text)
+    return cycle.Course(dest)
+
+
+def build(root: Path, assignments: list[str], students: int) -> BenchCourses:
+    """The three courses with ``students`` synthetic students per assignment, ready to autograde."""
+    root = Path(root)
+    serial = cycle.prepare_course(root / "serial")
+    floor = cycle.prepare_course(root / "floor")
+    for a in assignments:
+        floor_notebook(floor.root / "source" / a / f"{a}.ipynb")
+    jobs = [(c, _generate(c, assignments)) for c in (serial, floor)]
+    for course, job in jobs:
+        output, _ = job.communicate()
+        if job.returncode:
+            raise cycle.CycleError(f"bench: generate_assignment failed in {course.root}:\n{output[-2000:]}")
+    for a in assignments:
+        real = (serial.root / "release" / a / f"{a}.ipynb").read_bytes()
+        if (floor.root / "release" / a / f"{a}.ipynb").read_bytes() != real:
+            raise cycle.CycleError(f"bench: the floor course releases a different {a} notebook than the real one")
+
+    kinds: dict[tuple[str, str], str] = {}
+    notebooks: dict[tuple[str, str], Path] = {}
+    when = datetime.datetime.now(datetime.timezone.utc)
+    ids = [f"bench-{i + 1:03d}" for i in range(students)]
+    for a in assignments:
+        for sid, kind in zip(ids, kinds_for(a, students)):
+            if (a, kind) not in notebooks:
+                notebooks[a, kind] = make_notebook(a, kind, root / "notebooks")
+            kinds[sid, a] = kind
+            for course in (serial, floor):
+                place_submission(course, sid, a, notebooks[a, kind], when)
+    parallel = clone_course(serial, root / "parallel")
+    return BenchCourses(root, floor, serial, parallel, kinds, notebooks)

@@ -1,0 +1,182 @@
+"""Which students of an assignment still need autograding, read from the course itself.
+
+No journal of our own: a student counts as done only when nbgrader's own outputs
+say so, so a run killed at any instant (or a plain ``nbgrader autograde``) leaves
+nothing that could be mistaken for a finished grade.
+
+nbgrader autogrades one student in this order: rewrite ``autograded/`` with the
+sanitized, *unexecuted* notebook; run it; commit the scores to the gradebook;
+overwrite the notebook with the executed one. So an autograded notebook whose
+test cells have all run was written after its scores were committed, and a
+student is *complete* when, for every notebook the gradebook knows:
+
+- the autograded notebook reads as JSON and every autograder test cell in it has run;
+- the gradebook holds an automatic score for every autograder test cell;
+- both are at least as new as the submission (nbgrader's timestamp.txt rule, and
+  the notebook file's modification time).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+from contextlib import chdir
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from ._parallel_worker import with_busy_timeout
+
+
+class ParallelError(RuntimeError):
+    """Autograding could not start; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Course:
+    """The parts of nbgrader's configuration a parallel run needs."""
+
+    coursedir: object  # nbgrader.coursedir.CourseDirectory
+
+    @property
+    def root(self) -> Path:
+        return Path(self.coursedir.root)
+
+    @property
+    def db_url(self) -> str:
+        return with_busy_timeout(self.coursedir.db_url)
+
+    def submitted(self, student: str, assignment: str) -> Path:
+        return Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, assignment))
+
+    def autograded(self, student: str, assignment: str) -> Path:
+        return Path(self.coursedir.format_path(self.coursedir.autograded_directory, student, assignment))
+
+    def gradebook(self) -> Gradebook:
+        return Gradebook(self.db_url, self.coursedir.course_id)
+
+
+def load_course(course_dir: Path) -> Course:
+    """Read nbgrader's configuration the way ``nbgrader autograde`` run in ``course_dir`` would."""
+    from nbgrader.apps.autogradeapp import AutogradeApp
+
+    course_dir = Path(course_dir).resolve()
+    if not course_dir.is_dir():
+        raise ParallelError(f"autograde: course folder {course_dir} does not exist")
+    with chdir(course_dir):
+        app = AutogradeApp()
+        app.initialize([])
+        coursedir = app.coursedir
+        coursedir.root  # noqa: B018 - the default is the working folder: resolve it while we are there
+    return Course(coursedir)
+
+
+def check_assignment(course: Course, assignment: str) -> None:
+    """Fail early, in nbgrader's words, when nbgrader autograde could grade nobody."""
+    db = course.root / "gradebook.db"
+    if course.db_url.startswith("sqlite:") and str(db) in course.db_url and not db.is_file():
+        raise ParallelError(
+            f"autograde: no gradebook at {db}; run `nbgrader generate_assignment {assignment}` "
+            f"in {course.root} first (is this the course folder?)"
+        )
+    with course.gradebook() as gb:
+        try:
+            gb.find_assignment(assignment)
+        except MissingEntry:
+            known = ", ".join(sorted(a.name for a in gb.assignments)) or "none"
+            raise ParallelError(
+                f"autograde: the gradebook has no assignment {assignment!r} (it has: {known}); "
+                f"run `nbgrader generate_assignment {assignment}` first"
+            ) from None
+
+
+def submitted_students(course: Course, assignment: str) -> list[str]:
+    """Students with a submission of ``assignment``, found as ``nbgrader autograde`` finds them."""
+    cd = course.coursedir
+    pattern = cd.format_path(cd.submitted_directory, "*", assignment)
+    regexp = re.compile(cd.format_path(cd.submitted_directory, "(?P<student_id>[^/]+)", re.escape(assignment), escape=True) + "$")
+    excluded = set(filter(None, cd.student_id_exclude.split(",")))
+    found = []
+    for path in glob.glob(pattern):
+        m = regexp.match(path)
+        if m and os.path.isdir(path) and m["student_id"] not in excluded:
+            found.append(m["student_id"])
+    return sorted(found)
+
+
+def tests_of(notebook: dict) -> list[dict]:
+    """Autograder test cells of a notebook: code grade cells that are not answers."""
+    tests = []
+    for cell in notebook.get("cells", []):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+            tests.append(cell)
+    return tests
+
+
+def _executed(path: Path) -> bool:
+    try:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    tests = tests_of(notebook)
+    return bool(tests) and all(cell.get("execution_count") is not None for cell in tests)
+
+
+def is_complete(course: Course, gb: Gradebook, assignment: str, student: str) -> bool:
+    """Whether nbgrader has fully autograded this student's current submission."""
+    src, dest = course.submitted(student, assignment), course.autograded(student, assignment)
+    if not dest.is_dir():
+        return False
+    submitted_at = course.coursedir.get_existing_timestamp(str(src))
+    graded_at = course.coursedir.get_existing_timestamp(str(dest))
+    if submitted_at is not None and (graded_at is None or submitted_at > graded_at):
+        return False
+    try:
+        submission = gb.find_submission(assignment, student)
+    except MissingEntry:
+        return False
+    for nb in submission.notebooks:
+        answers = {c.name for c in nb.notebook.solution_cells}
+        if any(g.auto_score is None for g in nb.grades if g.cell_type == "code" and g.name not in answers):
+            return False
+        handed_in = src / f"{nb.name}.ipynb"
+        if not handed_in.exists():
+            continue  # nbgrader scored the missing notebook zero in the gradebook
+        graded = dest / f"{nb.name}.ipynb"
+        if not _executed(graded) or graded.stat().st_mtime < handed_in.stat().st_mtime:
+            return False
+    return True
+
+
+def points(gb: Gradebook, assignment: str, student: str) -> tuple[float, float]:
+    """(automatic points, their maximum) of the autograder tests of a graded student."""
+    submission = gb.find_submission(assignment, student)
+    earned = possible = 0.0
+    for nb in submission.notebooks:
+        answers = {c.name for c in nb.notebook.solution_cells}
+        for g in nb.grades:
+            if g.cell_type == "code" and g.name not in answers:
+                earned += g.auto_score or 0.0
+                possible += g.max_score
+    return earned, possible
+
+
+def discard_partial(course: Course, assignment: str, student: str) -> bool:
+    """Remove a half-written autograded folder, as nbgrader does after a failure; True if removed.
+
+    Plain ``nbgrader autograde`` skips any student whose autograded folder exists,
+    so one left half-written would never be graded by it.
+    """
+    with course.gradebook() as gb:
+        if is_complete(course, gb, assignment, student):
+            return False
+    dest = course.autograded(student, assignment)
+    if dest.exists():
+        shutil.rmtree(dest)
+        return True
+    return False
