@@ -199,6 +199,7 @@ def test_trace_count_consistent(submission):
 )
 def test_ledger_matches_jax_events(submission):
     _ledger(submission)
+
     def check(sequence):
         for index, (values, scale) in enumerate(sequence):
             row, traces, text = _observe(submission, f"evidence check {index}", values, scale)
