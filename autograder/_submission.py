@@ -43,8 +43,9 @@ class Submission:
         except PropertyFailure:
             raise
         except Exception as error:  # student code may raise anything; report it, don't crash
+            detail = "it ran out of the grading kernel's memory" if isinstance(error, MemoryError) else _first_line(error)
             raise PropertyFailure(
-                f"`{name}` raised {type(error).__name__}: {_first_line(error)}",
+                f"`{name}` raised {type(error).__name__}: {detail}",
                 example=_render.call(name, args, kwargs),
             ) from None
 
