@@ -17,7 +17,9 @@ from autograder import cycle, parallel
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser(
@@ -48,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--course-dir", type=Path, default=Path("."),
                        help="the course folder, holding nbgrader_config.py (default: the working folder)")
     grade.add_argument("--log", type=Path, metavar="FILE", help="append nbgrader's full output for each student here")
-    grade.add_argument("--json", type=Path, metavar="PATH", help="also write each student's outcome and the timings as JSON")
+    grade.add_argument("--json", type=Path, metavar="PATH",
+                       help="also write each student's outcome and the timings as JSON")
 
     bench = commands.add_parser(
         "bench",
@@ -59,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         "Prints seconds per notebook, b/a, the speed-up of c over b, JAX compiles and hypothesis examples "
         "per property and peak memory.",
     )
-    bench.add_argument("--students", type=int, default=4, metavar="N", help="synthetic students per assignment (default 4)")
+    bench.add_argument("--students", type=int, default=4, metavar="N",
+                       help="synthetic students per assignment (default 4)")
     bench.add_argument("--workers", type=int, default=2, metavar="W", help="workers of the parallel run (default 2)")
     bench.add_argument("--assignment", action="append", dest="assignments", metavar="NAME",
                        help="only this assignment (repeatable; default: all in source/)")

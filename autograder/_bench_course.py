@@ -134,7 +134,9 @@ def make_notebook(assignment: str, kind: str, out_dir: Path) -> Path:
     return out
 
 
-def place_submission(course: cycle.Course, student: str, assignment: str, notebook: Path, when: datetime.datetime) -> Path:
+def place_submission(
+    course: cycle.Course, student: str, assignment: str, notebook: Path, when: datetime.datetime
+) -> Path:
     """Put a notebook in ``submitted/`` as ``nbgrader collect`` leaves it."""
     dest = course.root / "submitted" / student / assignment
     dest.mkdir(parents=True, exist_ok=True)
@@ -204,7 +206,7 @@ def build(root: Path, assignments: list[str], students: int) -> BenchCourses:
     when = datetime.datetime.now(datetime.timezone.utc)
     ids = [f"bench-{i + 1:03d}" for i in range(students)]
     for a in assignments:
-        for sid, kind in zip(ids, kinds_for(a, students)):
+        for sid, kind in zip(ids, kinds_for(a, students), strict=True):
             if (a, kind) not in notebooks:
                 notebooks[a, kind] = make_notebook(a, kind, root / "notebooks")
             kinds[sid, a] = kind

@@ -19,6 +19,7 @@ class Measured:
     seconds: float
     returncode: int
     cpu_seconds: float  # user + system time of the command and every descendant it waited for
+    others_cpu_seconds: float | None  # CPU time other programs used on this machine meanwhile
     peak_tree_mb: float | None  # most memory the command and all its descendants held at once
     peak_process_mb: float | None  # the largest single process (usually a kernel)
 
@@ -82,6 +83,7 @@ def run_measured(cmd: list[str], cwd: Path, env: dict, log: Path, interval: floa
         out.write(f"$ (cd {cwd} && {' '.join(cmd)})\n")
         out.flush()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        busy_before = busy_cpu_seconds()
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         sampler = _Sampler(proc.pid, interval) if can_sample else None
@@ -90,18 +92,31 @@ def run_measured(cmd: list[str], cwd: Path, env: dict, log: Path, interval: floa
         returncode = proc.wait()
         seconds = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        busy_after = busy_cpu_seconds()
         if sampler:
             sampler.done.set()
             sampler.join()
         out.write(f"# exit {returncode}, {seconds:.2f} s\n\n")
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    others = None if busy_before is None or busy_after is None else max(busy_after - busy_before - cpu, 0.0)
     return Measured(
         seconds,
         returncode,
         cpu,
+        others,
         round(sampler.peak_tree, 1) if sampler else None,
         round(sampler.peak_process, 1) if sampler else None,
     )
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU seconds every program on this machine has used since boot (Linux /proc/stat), else None."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in fields[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def machine() -> dict:
@@ -123,7 +138,6 @@ def machine() -> dict:
                 break
     except OSError:
         pass
-    info["load_average"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     info["commit"] = _commit()
     from importlib.metadata import PackageNotFoundError, version
 

@@ -43,14 +43,15 @@ class Progress:
 
     WIDTH = 24
 
-    def __init__(self, out: TextIO, total: int, todo: int, workers: int):
+    def __init__(self, out: TextIO, total: int, todo: int, workers: int, start: float | None = None):
         self.out = out
         self.total = total  # students in the assignment
         self.todo = todo  # of them, to grade in this run
         self.workers = workers
         self.done = 0  # finished in this run (graded, failed or interrupted)
         self.count = 0  # lines printed, skipped included
-        self.start = time.monotonic()
+        self.start = time.monotonic() if start is None else start
+        self.grading_since: float | None = None  # when the first student went to a worker
         self.tty = bool(getattr(out, "isatty", lambda: False)())
         self._bar_shown = False
         self._width = max(len(str(total)), 1)
@@ -59,10 +60,11 @@ class Progress:
         return time.monotonic() - self.start
 
     def left(self) -> float | None:
-        """Seconds left at the rate seen so far; None before the first student finishes."""
+        """Seconds left at the rate seen since grading began; None before the first student finishes."""
         if not self.done:
             return None
-        return self.elapsed() / self.done * (self.todo - self.done)
+        grading = time.monotonic() - (self.grading_since or self.start)
+        return grading / self.done * (self.todo - self.done)
 
     def report(self, outcome: Outcome, name_width: int = 0) -> None:
         if outcome.status != "skipped":

@@ -98,7 +98,9 @@ def submitted_students(course: Course, assignment: str) -> list[str]:
     """Students with a submission of ``assignment``, found as ``nbgrader autograde`` finds them."""
     cd = course.coursedir
     pattern = cd.format_path(cd.submitted_directory, "*", assignment)
-    regexp = re.compile(cd.format_path(cd.submitted_directory, "(?P<student_id>[^/]+)", re.escape(assignment), escape=True) + "$")
+    step = cd.submitted_directory
+    one_student = cd.format_path(step, "(?P<student_id>[^/]+)", re.escape(assignment), escape=True)
+    regexp = re.compile(one_student + "$")
     excluded = set(filter(None, cd.student_id_exclude.split(",")))
     found = []
     for path in glob.glob(pattern):

@@ -145,6 +145,8 @@ def main() -> int:
         return 1
     send({"ready": True, "pid": os.getpid()})
     for line in sys.stdin:
+        if not line.strip():
+            continue
         task = json.loads(line)
         send(grade_one(api, task["assignment"], task["student"], task.get("force", True)))
         if _interrupted.is_set():

@@ -95,7 +95,8 @@ class BatchResult:
                      "(reasons above; they are retried on the next run)")
         if self.interrupted:
             left = len(self.students("interrupted"))
-            text += f"\ninterrupted: {left} student{'s' if left != 1 else ''} not graded yet; run the same command again to resume"
+            text += (f"\ninterrupted: {left} student{'s' if left != 1 else ''} not graded yet; "
+                     "run the same command again to resume")
         return text
 
 
@@ -240,20 +241,21 @@ class _Run:
         self.finished_at: float | None = None
 
     def run(self) -> BatchResult:
-        start = self.start
-        result = BatchResult(self.assignment, 0)
-        plan = self._plan()
-        skipped = [o for o in plan if o.status == "skipped"]
-        for student in (s for s in self.students if s not in {o.student_id for o in skipped}):
-            self.todo.put(student)
-        todo = self.todo.qsize()
-        result.workers = min(self.workers, todo) or self.workers
-        progress = Progress(self.out, len(self.students), todo, result.workers)
-        for outcome in skipped:
-            progress.report(outcome, self.name_width)
-            result.outcomes.append(outcome)
+        result = BatchResult(self.assignment, self.workers)
+        progress = None
         previous = _terminate_as_interrupt()
         try:
+            skipped = self._plan()
+            done = {o.student_id for o in skipped}
+            for student in self.students:
+                if student not in done:
+                    self.todo.put(student)
+            todo = self.todo.qsize()
+            result.workers = min(self.workers, todo) or self.workers
+            progress = Progress(self.out, len(self.students), todo, result.workers, start=self.start)
+            for outcome in skipped:
+                progress.report(outcome, self.name_width)
+                result.outcomes.append(outcome)
             if todo:
                 self._grade(result, progress)
         except KeyboardInterrupt:
@@ -261,7 +263,8 @@ class _Run:
             self._interrupt(result, progress)
         finally:
             _restore_sigterm(previous)
-            progress.close()
+            if progress:
+                progress.close()
             for worker in self.pool:
                 worker.close()
                 worker.kill()
@@ -270,9 +273,9 @@ class _Run:
         if result.interrupted:
             finished = {o.student_id for o in result.outcomes}
             result.outcomes += [Outcome(s, "interrupted") for s in self.students if s not in finished]
-        result.seconds = time.monotonic() - start
+        result.seconds = time.monotonic() - self.start
         if self.first_task_at is not None:
-            result.startup_seconds = self.first_task_at - start
+            result.startup_seconds = self.first_task_at - self.start
             if self.finished_at is not None:
                 result.grading_seconds = self.finished_at - self.first_task_at
         self.out.write(result.summary() + "\n")
@@ -292,6 +295,7 @@ class _Run:
         return skipped
 
     def _grade(self, result: BatchResult, progress: Progress) -> None:
+        self.progress = progress
         threads = [self._start_worker() for _ in range(result.workers)]
         graded = 0
         while graded < progress.todo:
@@ -301,7 +305,8 @@ class _Run:
                 progress.tick()
                 if not any(t.is_alive() for t in threads) and self.results.empty():
                     reasons = {w.failed_start for w in self.pool if w.failed_start}
-                    raise ParallelError("\n".join(reasons) or "autograde: every worker stopped before the students were graded")
+                    reason = "\n".join(reasons) or "autograde: every worker stopped before the students were graded"
+                    raise ParallelError(reason) from None
                 continue
             outcome = self._outcome(student, reply, worker)
             self.in_flight.discard(student)
@@ -329,7 +334,7 @@ class _Run:
             except queue.Empty:
                 break
             if self.first_task_at is None:
-                self.first_task_at = time.monotonic()
+                self.first_task_at = self.progress.grading_since = time.monotonic()
             self.in_flight.add(student)
             try:
                 worker.send({"assignment": self.assignment, "student": student, "force": True})
@@ -349,7 +354,8 @@ class _Run:
             state.discard_partial(self.course, self.assignment, student)
             if self.stop.is_set():
                 return Outcome(student, "interrupted")
-            return Outcome(student, "failed", error=f"the worker grading it died (exit code {code}): {worker.stderr_tail(3)}")
+            reason = f"the worker grading it died (exit code {code}): {worker.stderr_tail(3)}"
+            return Outcome(student, "failed", error=reason)
         if reply.get("interrupted") and not self._complete(student):
             state.discard_partial(self.course, self.assignment, student)
             return Outcome(student, "interrupted", seconds=reply["seconds"])
@@ -361,11 +367,14 @@ class _Run:
         with self.course.gradebook() as gb:
             return state.is_complete(self.course, gb, self.assignment, student)
 
-    def _interrupt(self, result: BatchResult, progress: Progress) -> None:
+    def _interrupt(self, result: BatchResult, progress: Progress | None) -> None:
         """Ctrl-C: stop handing out students, stop those in progress, keep what finished."""
         self.stop.set()
+        if progress is None:  # interrupted while reading the course: nothing started yet
+            return
         progress.close()
-        self.out.write(f"stopping: {len(self.in_flight)} student(s) in progress are stopped; Ctrl-C again to kill at once\n")
+        self.out.write(f"stopping: {len(self.in_flight)} student(s) in progress are stopped; "
+                       "Ctrl-C again to kill at once\n")
         self.out.flush()
         for worker in self.pool:
             worker.interrupt()

@@ -1,0 +1,371 @@
+"""Does ``python -m autograder autograde`` give exactly the grades ``nbgrader autograde``
+gives, faulty and hostile submissions included, and does a run stopped by Ctrl-C or
+killed outright leave nothing half-done behind and resume without regrading anyone?
+
+One assignment is graded in two copies of one scratch course: ``serial`` by plain
+``nbgrader autograde``, ``parallel`` by the parallel command in three runs: stopped
+with Ctrl-C (SIGINT) after the first student it grades, then killed (SIGKILL) after
+the next one, then run to the end. Nothing here is timed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from autograder import _bench_course, _parallel_state, cycle, parallel
+
+ASSIGNMENT = "branch_repair"  # the quickest of the four to grade
+SAMPLES = REPO / "tests" / "samples" / ASSIGNMENT
+CANNOT_GRADE = {"broken-unreadable": "NotJSONError", "hostile-kernel-death": "DeadKernelError"}
+GRADED_LINE = re.compile(r"^\[\s*\d+/\d+\] (?P<student>\S+)\s+(?P<points>[\d.]+)/(?P<max>[\d.]+) points  \(")
+SKIPPED_LINE = re.compile(r"^\[\s*\d+/\d+\] (?P<student>\S+)\s+skipped: already graded")
+
+slow = pytest.mark.slow
+
+
+# ---------------------------------------------------------------- submissions
+
+
+def submissions(out: Path) -> dict[str, Path]:
+    """Student id -> the notebook they hand in: the samples plus faulty and hostile ones."""
+    out.mkdir(parents=True)
+    correct = json.loads((SAMPLES / "correct.ipynb").read_text())
+
+    def write(name: str, nb: dict) -> Path:
+        path = out / f"{name}.ipynb"
+        path.write_text(json.dumps(nb))
+        return path
+
+    unreadable = out / "unreadable.ipynb"
+    unreadable.write_bytes((SAMPLES / "correct.ipynb").read_bytes()[:300])  # cut short: not JSON
+    return {
+        **{f"sample-{kind}": SAMPLES / f"{kind}.ipynb" for kind in cycle.SAMPLE_KINDS},
+        "broken-raise": write("raise", _bench_course.with_raising_answer(correct)),
+        "broken-corpus": write("corpus", _bench_course.with_corpus_answer(
+            correct, (REPO / "tests" / "corpus" / ASSIGNMENT / "static_gain.py").read_text())),
+        "broken-unreadable": unreadable,
+        "hostile-kernel-death": write("death", _bench_course.with_corpus_answer(correct, "import os\nos._exit(1)\n")),
+        "hostile-patches-grade": write("patch", _bench_course.with_corpus_answer(
+            correct, "import autograder\nautograder.grade = lambda *args, **kwargs: None\n")),
+    }
+
+
+# ---------------------------------------------------------------- running the command
+
+
+def command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--workers", "2", *args]
+
+
+def run_until_graded(root: Path, sig: int, after: int = 1) -> tuple[int, list[str], list[str]]:
+    """Start a parallel run; once ``after`` students are graded in it, send ``sig``.
+
+    Returns the exit code, the output lines, and the students it reported graded.
+    """
+    proc = subprocess.Popen(command(), cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines, graded = [], []
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        m = GRADED_LINE.match(line)
+        if m:
+            graded.append(m["student"])
+            if len(graded) == after:
+                proc.send_signal(sig)
+                break
+    lines += [line.rstrip("\n") for line in proc.stdout]
+    return proc.wait(), lines, graded
+
+
+def workers_in(root: Path) -> list[int]:
+    """Pids of parallel-autograde workers whose working folder is ``root``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if b"autograder._parallel_worker" in (entry / "cmdline").read_bytes() and (entry / "cwd").resolve() == root:
+                found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def wait_for_no_workers(root: Path) -> None:
+    """Workers of a killed run kill themselves within a second; wait for that."""
+    for _ in range(100):
+        if not workers_in(root):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"workers of the killed run are still alive: {workers_in(root)}")
+
+
+def snapshot(course: cycle.Course, students) -> dict[str, tuple]:
+    """Per student: the autograded notebook's mtime and the gradebook rows of its grades."""
+    taken = {}
+    with sqlite3.connect(course.root / "gradebook.db") as db:
+        for sid in students:
+            notebook = course.root / "autograded" / sid / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+            rows = db.execute(
+                "SELECT grade.id, grade.auto_score, grade.needs_manual_grade FROM grade "
+                "JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id "
+                "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id "
+                "WHERE submitted_assignment.student_id = ? ORDER BY grade.id", (sid,),
+            ).fetchall()
+            taken[sid] = (notebook.stat().st_mtime_ns, rows)
+    return taken
+
+
+def complete_students(course: cycle.Course, students) -> set[str]:
+    loaded = _parallel_state.load_course(course.root)
+    with loaded.gradebook() as gb:
+        return {s for s in students if _parallel_state.is_complete(loaded, gb, ASSIGNMENT, s)}
+
+
+def half_written(course: cycle.Course, students) -> set[str]:
+    """Students with an autograded folder that does not hold a complete grading."""
+    started = {s for s in students if (course.root / "autograded" / s / ASSIGNMENT).exists()}
+    return started - complete_students(course, students)
+
+
+# ---------------------------------------------------------------- the graded courses
+
+
+@dataclass
+class Graded:
+    serial: cycle.Course
+    parallel: cycle.Course
+    students: list[str]
+    serial_problem: str | None
+    ctrl_c: tuple[int, list[str], list[str]]
+    after_ctrl_c_half_written: set[str]
+    after_ctrl_c_complete: set[str]
+    killed: tuple[int, list[str], list[str]]
+    after_kill_complete: set[str]
+    before_resume: dict[str, tuple]
+    resume: tuple[int, list[str]]
+    after_resume: dict[str, tuple]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> Graded:
+    work = tmp_path_factory.mktemp("parallel")
+    serial = cycle.prepare_course(work / "serial")
+    cycle.generate(serial, [ASSIGNMENT])
+    handed_in = submissions(work / "notebooks")
+    when = datetime.datetime.now(datetime.timezone.utc)
+    for sid, notebook in handed_in.items():
+        _bench_course.place_submission(serial, sid, ASSIGNMENT, notebook, when)
+    parallel_course = _bench_course.clone_course(serial, work / "parallel")
+    students = sorted(handed_in)
+
+    serial_problem = cycle.nbgrader(serial, ["autograde", ASSIGNMENT], serial.root, check=False)
+
+    root = parallel_course.root
+    ctrl_c = run_until_graded(root, signal.SIGINT)
+    after_ctrl_c = (half_written(parallel_course, students), complete_students(parallel_course, students))
+    killed = run_until_graded(root, signal.SIGKILL)
+    wait_for_no_workers(root)
+    after_kill_complete = complete_students(parallel_course, students)
+    before_resume = snapshot(parallel_course, after_kill_complete)
+    proc = subprocess.run(command(), cwd=root, capture_output=True, text=True)
+    resume = (proc.returncode, proc.stdout.splitlines())
+    return Graded(
+        serial, parallel_course, students, serial_problem, ctrl_c, *after_ctrl_c, killed, after_kill_complete,
+        before_resume, resume, snapshot(parallel_course, after_kill_complete),
+    )
+
+
+# ---------------------------------------------------------------- same grades
+
+
+@slow
+def test_parallel_and_serial_autograde_give_identical_gradebook_scores(graded):
+    serial, parallel_scores = cycle.read_scores(graded.serial), cycle.read_scores(graded.parallel)
+    assert parallel_scores == serial
+    assert {sid for sid, _ in serial} == set(graded.students) - set(CANNOT_GRADE)
+
+
+@slow
+def test_the_comparison_is_not_vacuous(graded):
+    """Scores spread over several values, and plain nbgrader too fails exactly the two it cannot grade."""
+    scores = {sid: s.points for (sid, _), s in cycle.read_scores(graded.serial).items()}
+    assert len(set(scores.values())) >= 3, scores
+    assert scores["sample-empty"] == 0 < scores["sample-correct"]
+    assert graded.serial_problem is not None
+    failed = set(re.findall(r"for student '([^']+)'", graded.serial_problem))
+    assert failed == set(CANNOT_GRADE)
+
+
+@slow
+def test_a_submission_nbgrader_cannot_grade_fails_alone_with_its_reason(graded):
+    code, lines = graded.resume
+    assert code == 1, "\n".join(lines)
+    for sid, reason in CANNOT_GRADE.items():
+        [line] = [line for line in lines if re.match(rf"^\[\s*\d+/\d+\] {sid}\s", line)]
+        assert "FAILED" in line and reason in line, line
+    assert f"nbgrader could not grade: {', '.join(sorted(CANNOT_GRADE))}" in "\n".join(lines)
+
+
+@slow
+def test_parallel_autograde_writes_the_same_autograded_notebooks(graded):
+    """Same cells, same outputs in every graded cell (the kernels' own counters aside)."""
+    for sid in set(graded.students) - set(CANNOT_GRADE):
+        notebooks = [
+            json.loads((c.root / "autograded" / sid / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
+            for c in (graded.serial, graded.parallel)
+        ]
+        tests = [_parallel_state.tests_of(nb) for nb in notebooks]
+        outputs = [[_stable(cell["outputs"]) for cell in cells] for cells in tests]
+        assert outputs[0] == outputs[1], sid
+
+
+def _stable(outputs: list[dict]) -> list:
+    """Outputs without the kernel's counter, consecutive stream chunks joined (how the
+    kernel splits printed text into messages depends on timing, not on the grade)."""
+    stable: list[dict] = []
+    for output in outputs:
+        output = {k: v for k, v in output.items() if k != "execution_count"}
+        if output["output_type"] == "stream":
+            output["text"] = "".join(output["text"])
+            if stable and stable[-1]["output_type"] == "stream" and stable[-1]["name"] == output["name"]:
+                stable[-1]["text"] += output["text"]
+                continue
+        stable.append(output)
+    return stable
+
+
+# ---------------------------------------------------------------- interruptions
+
+
+@slow
+def test_ctrl_c_stops_the_run_and_leaves_nothing_half_written(graded):
+    code, lines, graded_before_stop = graded.ctrl_c
+    assert code == 130, "\n".join(lines)
+    assert "run the same command again to resume" in lines[-1]
+    assert graded.after_ctrl_c_half_written == set()
+    assert set(graded_before_stop) <= graded.after_ctrl_c_complete
+
+
+@slow
+def test_a_killed_run_resumes_without_regrading_the_finished_students(graded):
+    code, lines, graded_before_kill = graded.killed
+    assert code == -signal.SIGKILL
+    assert graded_before_kill and set(graded_before_kill) <= graded.after_kill_complete
+    _, resumed = graded.resume
+    skipped = {m["student"] for m in map(SKIPPED_LINE.match, resumed) if m}
+    assert skipped == graded.after_kill_complete
+    assert graded.after_resume == graded.before_resume  # same files, same gradebook rows
+
+
+@slow
+def test_the_resumed_run_grades_everyone_else(graded):
+    _, resumed = graded.resume
+    newly = {m["student"] for m in map(GRADED_LINE.match, resumed) if m}
+    assert newly == set(graded.students) - graded.after_kill_complete - set(CANNOT_GRADE)
+    assert complete_students(graded.parallel, graded.students) == set(graded.students) - set(CANNOT_GRADE)
+
+
+@slow
+def test_a_half_written_or_outdated_grading_does_not_count_as_done(graded, tmp_path):
+    """What a run killed mid-student leaves: an unexecuted or cut notebook, or a newer submission."""
+    course = _bench_course.clone_course(graded.parallel, tmp_path / "copy")
+    sid = "sample-correct"
+    notebook = course.root / "autograded" / sid / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert sid in complete_students(course, [sid])
+    original = notebook.read_bytes()
+    notebook.chmod(0o644)
+
+    nb = json.loads(original)
+    for cell in _parallel_state.tests_of(nb):
+        cell["execution_count"], cell["outputs"] = None, []  # as sanitized, before the kernel ran
+    notebook.write_text(json.dumps(nb))
+    assert sid not in complete_students(course, [sid])
+
+    notebook.write_bytes(original[: len(original) // 2])  # killed while writing
+    assert sid not in complete_students(course, [sid])
+
+    notebook.write_bytes(original)
+    later = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=1)
+    timestamp = course.root / "submitted" / sid / ASSIGNMENT / "timestamp.txt"
+    timestamp.write_text(later.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+    assert sid not in complete_students(course, [sid])  # handed in again since
+
+
+# ---------------------------------------------------------------- a busy gradebook
+
+
+@slow
+def test_a_gradebook_locked_by_another_program_is_waited_for(graded, tmp_path):
+    """SQLite's own default gives up after 5 s; the run must outwait a 7 s exclusive lock."""
+    course = _bench_course.clone_course(graded.parallel, tmp_path / "locked")
+    lock = sqlite3.connect(course.root / "gradebook.db", isolation_level=None, check_same_thread=False)
+    lock.execute("BEGIN EXCLUSIVE")
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        sqlite3.connect(course.root / "gradebook.db", timeout=0.1).execute("SELECT * FROM student").fetchall()
+    release = threading.Timer(7.0, lambda: lock.execute("COMMIT"))
+    release.start()
+    try:
+        proc = subprocess.run(command("--student", "sample-correct", "--force"), cwd=course.root,
+                              capture_output=True, text=True)
+    finally:
+        release.join()
+        lock.close()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [line] = [line for line in proc.stdout.splitlines() if GRADED_LINE.match(line)]
+    expected = cycle.read_scores(graded.serial)["sample-correct", ASSIGNMENT]
+    assert f"{expected.points:g}/{expected.max_points:g} points" in line
+
+
+# ---------------------------------------------------------------- bad input, no kernels
+
+
+def test_a_course_without_a_gradebook_is_named_without_a_traceback(tmp_path):
+    course = cycle.prepare_course(tmp_path / "course")  # never generated: no gradebook yet
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "autograde", "nope"], cwd=course.root, capture_output=True, text=True
+    )
+    assert proc.returncode == 1
+    assert "no gradebook" in proc.stderr and "generate_assignment nope" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_workers_must_be_at_least_one(tmp_path):
+    with pytest.raises(parallel.ParallelError, match="--workers must be at least 1, not 0"):
+        parallel.autograde(ASSIGNMENT, tmp_path, workers=0)
+
+
+def test_progress_lines_name_each_outcome():
+    from autograder._parallel_progress import Outcome
+
+    assert Outcome("ann", "graded", 5, 6, 3.25).describe() == "5/6 points  (3.2 s)"
+    assert Outcome("ann", "skipped", 6, 6).describe() == "skipped: already graded, 6/6 points"
+    died = Outcome("ann", "failed", error="DeadKernelError: Kernel died")
+    assert died.describe() == "FAILED: DeadKernelError: Kernel died"
+    assert Outcome("ann", "interrupted").describe().startswith("interrupted: not graded")
+
+
+def test_the_busy_timeout_is_added_to_sqlite_urls_only():
+    from autograder._parallel_worker import with_busy_timeout
+
+    assert with_busy_timeout("sqlite:////c/gradebook.db", 30) == "sqlite:////c/gradebook.db?timeout=30"
+    assert with_busy_timeout("sqlite:////c/gradebook.db?timeout=5") == "sqlite:////c/gradebook.db?timeout=5"
+    assert with_busy_timeout("postgresql://host/grades") == "postgresql://host/grades"
+
+
+def test_the_floor_course_keeps_the_docstring_and_drops_the_grader_call():
+    source = (
+        '"""Does it work?"""\n'
+        "### BEGIN HIDDEN TESTS\nfrom autograder import grade\ngrade(\"a\", \"b\", globals())\n### END HIDDEN TESTS"
+    )
+    assert _bench_course.strip_hidden(source) == '"""Does it work?"""'
