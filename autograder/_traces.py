@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax
 from jax.extend.core import Primitive, primitives
 
+from . import _render
 from ._results import PropertyFailure
 
 _TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
@@ -71,3 +72,12 @@ def traces_during(fn, *args, **kwargs):
 def is_jitted(fn) -> bool:
     """Whether ``fn`` is a ``jax.jit``-wrapped function (it can be lowered and traced)."""
     return callable(getattr(fn, "trace", None)) and callable(getattr(fn, "lower", None))
+
+
+def require_jitted(fn, name: str, expected: str) -> None:
+    """Fail, naming ``name`` and what it is instead, unless ``fn`` is jax.jit-compiled."""
+    if not is_jitted(fn):
+        raise PropertyFailure(
+            f"`{name}` is {_render.kind(fn)}, not a jax.jit-compiled function, so there is no trace to reuse.",
+            expected=expected,
+        )

@@ -13,7 +13,7 @@ from autograder._registry import prop
 from autograder._results import PropertyFailure
 from autograder._settings import VALUES
 from autograder._strategies import SHAPES, float32_values
-from autograder._traces import is_jitted, traces_during
+from autograder._traces import require_jitted, traces_during
 
 #: Gains exactly representable in float32, so a Python float and a 0-d float32
 #: array always agree about ``gain > 1``. The boundary 1.0 has its own property.
@@ -136,11 +136,7 @@ def test_boundary_gain_one(submission):
 )
 def test_gain_stays_dynamic(submission):
     repaired = submission.get("repaired")
-    if not is_jitted(repaired):
-        raise PropertyFailure(
-            f"`repaired` is {_render.kind(repaired)}, not a jax.jit-compiled function, so there is no trace to reuse.",
-            expected="repaired = jax.jit(...) with gain a traced argument",
-        )
+    require_jitted(repaired, "repaired", "repaired = jax.jit(...) with gain a traced argument")
 
     def check(case):
         values, low, high = case

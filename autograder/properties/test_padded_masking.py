@@ -7,7 +7,6 @@ real rows, is the same as without padding.
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import jax
@@ -21,7 +20,7 @@ from autograder._registry import prop
 from autograder._results import PropertyFailure
 from autograder._settings import VALUES
 from autograder._strategies import GARBAGE, vectors
-from autograder._traces import is_jitted, traces_during
+from autograder._traces import require_jitted, traces_during
 
 #: Padded sizes the graders use: every (size, length) pair is a new shape for the
 #: student's eager padding, and every size one compile of `masked_score`.
@@ -107,15 +106,7 @@ def _count(n: int) -> str:
 
 
 def _require_jitted(masked_score) -> None:
-    if not is_jitted(masked_score):
-        # Named by type, not rendered: a function's repr holds its memory address,
-        # which would make the feedback differ from one grading to the next.
-        what = "a plain Python function" if inspect.isfunction(masked_score) else f"a {type(masked_score).__name__}"
-        raise PropertyFailure(
-            f"`masked_score` is {what}, not a jax.jit-compiled function, "
-            "so there is no compiled program to reuse.",
-            expected="`masked_score` built once with jax.jit, at top level",
-        )
+    require_jitted(masked_score, "masked_score", "`masked_score` built once with jax.jit, at top level")
 
 
 def _signature(x) -> str:

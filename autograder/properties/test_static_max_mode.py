@@ -13,7 +13,7 @@ from autograder._registry import prop
 from autograder._results import PropertyFailure
 from autograder._settings import VALUES
 from autograder._strategies import float32_values
-from autograder._traces import is_jitted, traces_during
+from autograder._traces import require_jitted, traces_during
 
 MODES = ("sum", "mean", "max")
 _REFERENCE = {"sum": np.sum, "mean": np.mean, "max": np.max}
@@ -28,11 +28,7 @@ _NOT_A_MODE = st.one_of(
 
 
 def _require_jitted(choose) -> None:
-    if not is_jitted(choose):
-        raise PropertyFailure(
-            f"`choose` is {_render.kind(choose)}, not a jax.jit-compiled function, so there is no trace to reuse.",
-            expected="`choose` built once with jax.jit, with `mode` static",
-        )
+    require_jitted(choose, "choose", "`choose` built once with jax.jit, with `mode` static")
 
 
 @prop(
