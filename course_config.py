@@ -33,14 +33,16 @@ c.Execute.extra_arguments = [
 # seal, and outputs scrubbed of grader source, so feedback can never show it.
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
-    AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput, SaveAutoGrades,
+    AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades,
 )
 
-from autograder.nbgrader_plugins import IssueSeal, ScrubGraderSource, VerifySeals  # noqa: E402
+from autograder.nbgrader_plugins import ConfinedExecute, IssueSeal, ScrubGraderSource, VerifySeals  # noqa: E402
 
 # IssueSeal/VerifySeals: a graded cell scores only if the course's own grade() sealed
 # its points with a key this notebook's kernel alone received (autograder/_seal.py).
+# ConfinedExecute: nbgrader's Execute, each kernel in a private view of the machine as
+# a user of its own (autograder/_jail.py), and a dead kernel costs only unfinished cells.
 c.Autograde.autograde_preprocessors = [
-    IssueSeal, Execute, VerifySeals, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor,
+    IssueSeal, ConfinedExecute, VerifySeals, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor,
     LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
 ]

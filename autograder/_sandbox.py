@@ -9,15 +9,15 @@ first in the kernel and:
 - caps the kernel's address space, file sizes and core dumps (``resource``), so a
   memory bomb ends in ``MemoryError`` in that kernel and one file cannot fill a disk;
 - caps the number of processes and threads the kernel and its children may hold,
-  with a Linux ``pids`` cgroup where one can be created (a fork bomb stops there),
-  else with ``RLIMIT_NPROC`` (which does not bind root);
+  with a Linux ``pids`` cgroup (made by :mod:`autograder._jail` when nbgrader started
+  the kernel through it, else here), else with ``RLIMIT_NPROC``;
 - imports what grading needs and records the genuine grading objects
   (:mod:`autograder._integrity`), so later patching by the notebook is reported;
 - takes the key nbgrader issued for sealing this notebook's results
-  (:mod:`autograder._seal`) before any student code can read it.
-
-It does not change the kernel's user: where Python itself lives in a private home
-(as on these machines), an unprivileged kernel could not import the standard library.
+  (:mod:`autograder._seal`) before any student code can read it;
+- in a kernel the jail started: hides the grading package's files (they are loaded
+  now) and gives up root for the user the jail chose, in every thread, so the
+  notebook cannot undo any of the above, see the course, or keep privileges.
 
 A kernel that cannot apply a limit keeps going without it: this module never
 stops a notebook from being graded.
@@ -25,15 +25,18 @@ stops a notebook from being graded.
 
 from __future__ import annotations
 
-import contextlib
+import ctypes
+import linecache
 import os
 import resource
 import sys
-from pathlib import Path
+
+from . import _jail
+from ._jail import PROCESSES
 
 MEMORY_BYTES = 6 * 2**30
 FILE_BYTES = 256 * 2**20
-PROCESSES = 256  # threads count too: XLA's pools need a few dozen
+_PR_SET_NO_NEW_PRIVS = 38
 
 
 def _limit(which: int, value: int) -> None:
@@ -47,25 +50,10 @@ def _limit(which: int, value: int) -> None:
 
 
 def _cap_processes() -> None:
-    """Put this kernel in a fresh ``pids`` cgroup (cgroup v1 or v2) capped at PROCESSES."""
-    for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")):
-        if not (root / "cgroup.procs").exists():
-            continue
-        parent = root / "autograder-kernels"
-        try:
-            parent.mkdir(exist_ok=True)
-            for stale in parent.iterdir():  # groups of kernels that have exited
-                if stale.is_dir():
-                    with contextlib.suppress(OSError):
-                        stale.rmdir()
-            group = parent / str(os.getpid())
-            group.mkdir(exist_ok=True)
-            (group / "pids.max").write_text(str(PROCESSES))
-            (group / "cgroup.procs").write_text(str(os.getpid()))
-            return
-        except OSError:
-            continue
-    _limit(resource.RLIMIT_NPROC, PROCESSES)
+    """Unless the jail did (it runs as root, before the kernel): a ``pids`` cgroup of the
+    kernel's own, else ``RLIMIT_NPROC`` (per user, so it binds once the kernel drops root)."""
+    if _jail.UID_ENV not in os.environ and _jail.join_pids_cgroup(os.getpid()) is None:
+        _limit(resource.RLIMIT_NPROC, PROCESSES)
 
 
 def _forget_working_folder() -> None:
@@ -88,6 +76,25 @@ def confine() -> None:
         _registry.properties(assignment)
     _grade._sealer = _seal.install(_grade.grade.__code__)
     _integrity.record_baseline()
+    if _jail.UID_ENV in os.environ:
+        _become_the_kernels_user(int(os.environ[_jail.UID_ENV]))
+
+
+def _become_the_kernels_user(uid: int) -> None:
+    """Hide the grader's files, then give up root for good (every thread: glibc's setxid)."""
+    from . import _settings
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    _jail.empty(package, read_only=True)
+    linecache.clearcache()
+    for folder, _, files in os.walk(_settings.HOME):
+        for name in [folder, *(os.path.join(folder, f) for f in files)]:
+            os.chown(name, uid, uid)
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    _limit(resource.RLIMIT_NPROC, PROCESSES)
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
 confine()

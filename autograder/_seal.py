@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 KEY_FILE_ENV = "AUTOGRADER_SEAL_KEY_FILE"
+KEY_FD_ENV = "AUTOGRADER_SEAL_KEY_FD"  # where autograder._jail moved the key
 _LINE = re.compile(r"^\[autograder seal (\S+) (\S+) (\S+) ([0-9a-f]{64})\]$", re.M)
 
 
@@ -34,13 +35,8 @@ def _mac(key: bytes, assignment: str, group: str, earned: str) -> str:
 
 def install(grade_code) -> object | None:
     """In the kernel, at start: take the key and return a sealer only ``grade_code`` may call."""
-    path = os.environ.pop(KEY_FILE_ENV, None)
-    if not path:
-        return None
-    try:
-        key = Path(path).read_bytes()
-        Path(path).unlink()
-    except OSError:
+    key = _take_key()
+    if not key:
         return None
 
     def seal(assignment: str, group: str, earned: float) -> str:
@@ -50,6 +46,21 @@ def install(grade_code) -> object | None:
         return f"[autograder seal {assignment} {group} {points} {_mac(key, assignment, group, points)}]"
 
     return seal
+
+
+def _take_key() -> bytes | None:
+    fd, path = os.environ.pop(KEY_FD_ENV, None), os.environ.pop(KEY_FILE_ENV, None)
+    try:
+        if fd:
+            with os.fdopen(int(fd), "rb") as pipe:
+                return pipe.read()
+        if path:
+            key = Path(path).read_bytes()
+            Path(path).unlink()
+            return key
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def check(key: bytes, text: str, assignment: str, group: str, points: float) -> bool:

@@ -16,9 +16,9 @@ from hypothesis.configuration import set_hypothesis_home_dir
 
 # Hypothesis also caches to ``.hypothesis/`` in the working folder, which under
 # autograde is the student's folder. Keep its scratch files in a private temp dir.
-_HOME = tempfile.mkdtemp(prefix="autograder-hypothesis-")
-set_hypothesis_home_dir(_HOME)
-atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
+HOME = tempfile.mkdtemp(prefix="autograder-hypothesis-")
+set_hypothesis_home_dir(HOME)
+atexit.register(shutil.rmtree, HOME, ignore_errors=True)
 
 _COMMON = dict(
     derandomize=True,

@@ -2,8 +2,8 @@
 
 They run in nbgrader's own process, around the kernel that executes the notebook,
 so nothing a student's code does in that kernel can skip them:
-:class:`IssueSeal` before it starts, :class:`VerifySeals` and
-:class:`ScrubGraderSource` after it finished.
+:class:`IssueSeal` before it starts, :class:`ConfinedExecute` to run it,
+:class:`VerifySeals` and :class:`ScrubGraderSource` after it finished.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
 from . import _seal
+from ._kernel import ConfinedKernelManager
 
 _PACKAGE = Path(__file__).resolve().parent
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -134,3 +136,40 @@ class VerifySeals(NbGraderPreprocessor):
             "(the notebook replaced or bypassed the grading code, or the kernel stopped before grading)",
             traceback=["GradingTampered: this graded cell's result did not come from the course's grader."],
         )]
+
+
+class ConfinedExecute(Execute):
+    """nbgrader's Execute, with confined kernels (:mod:`autograder._kernel`), and a kernel
+    that dies costing only the cells it did not finish.
+
+    nbgrader's own Execute stops at a dead kernel and the whole submission goes
+    ungraded; here the cell that was running and every cell after it get an error
+    output saying so (nbgrader scores those zero) and the rest keeps its results.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", ConfinedKernelManager)
+        super().__init__(*args, **kwargs)
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._died = None
+        return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code":
+            return cell, resources
+        if self._died is None:
+            try:
+                return super().preprocess_cell(cell, resources, index)
+            except DeadKernelError:
+                how = self.km.exit_description() if hasattr(self.km, "exit_description") else "it stopped"
+                self._died = how
+                self.log.warning("kernel died in cell %d (%s); the cells after it are not run", index, how)
+                cell.outputs.append(_died(f"The kernel died while this cell ran ({how}); the cells after it did not run."))
+                return cell, resources
+        cell.outputs = [_died(f"Not run: the kernel died in an earlier cell ({self._died}).")]
+        return cell, resources
+
+
+def _died(message: str):
+    return new_output("error", ename="KernelDied", evalue=message, traceback=[f"KernelDied: {message}"])

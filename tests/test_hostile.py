@@ -39,7 +39,7 @@ import nbformat
 import pytest
 from conftest import COURSE_ASSIGNMENTS, REPO, tree_digest
 from hostile.corpus import CORPUS, FULL, NOT_GRADED, PLANTED, VICTIM, Hostile
-from hostile.notebooks import SAMPLES, Where, build
+from hostile.notebooks import SAMPLES, build
 from nbgrader.api import Gradebook
 from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
@@ -70,7 +70,6 @@ CORRECT = "sample-correct"
 @dataclass
 class Batch:
     course: cycle.Course
-    probe: Path
     handed_in: dict[tuple[str, str], dict[str, bytes]]  # (student, assignment) -> relative path -> bytes
     scores: dict[tuple[str, str], object]  # -> {grade_id: auto score} or NOT_GRADED
     manual: dict[tuple[str, str], set[str]]  # -> autograded cells flagged for manual grading
@@ -126,17 +125,14 @@ def _read_scores(course: cycle.Course):
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory) -> Batch:
     work = tmp_path_factory.mktemp("hostile")
-    probe = work / "probe"
-    probe.mkdir()
-    where = Where(probe)
 
     hand_ins = [(CORRECT, {a: SAMPLES / a / "correct.ipynb" for a in COURSE_ASSIGNMENTS}, {})]
     hand_ins.append((VICTIM, {"static_max_mode": SAMPLES / "static_max_mode" / "correct.ipynb"}, {}))
     for entry in CORPUS:
         folder = work / "built" / entry.student
         folder.mkdir(parents=True)
-        path = build(entry.assignment, entry.build, folder / f"{entry.assignment}.ipynb", where)
-        hand_ins.append((entry.student, {entry.assignment: path}, {k: where.fill(v) for k, v in entry.files.items()}))
+        path = build(entry.assignment, entry.build, folder / f"{entry.assignment}.ipynb")
+        hand_ins.append((entry.student, {entry.assignment: path}, dict(entry.files)))
 
     course = cycle.prepare_course(work / "course")
     with (course.root / "nbgrader_config.py").open("a") as config:
@@ -167,9 +163,9 @@ def batch(tmp_path_factory) -> Batch:
     }
     scores, manual = _read_scores(course)
     try:
-        yield Batch(course, probe, handed_in, scores, manual, log, seconds, source_before)
+        yield Batch(course, handed_in, scores, manual, log, seconds, source_before)
     finally:
-        _stop_survivor(probe)
+        _stop_survivor(course)
 
 
 # ---------------------------------------------------------------- helpers
@@ -213,18 +209,18 @@ def _pid_alive(pid: int) -> bool:
         return False
 
 
-def _stop_survivor(probe: Path) -> None:
-    """Ask the process the outlives-kernel entry started to exit; kill it by its id if it will not."""
-    pid_file = probe / "outlives-kernel.pid"
-    (probe / "outlives-kernel.stop").touch()
-    if not pid_file.is_file():
-        return
-    pid = int(pid_file.read_text())
-    for _ in range(50):
-        if not _pid_alive(pid):
-            return
-        time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
+def _survivor(course: cycle.Course) -> int | None:
+    """The process id the outlives-kernel entry printed, if it got that far."""
+    path = course.root / "autograded" / "h-outlives-kernel" / "branch_repair" / "branch_repair.ipynb"
+    found = re.search(r"started a process of its own: (\d+)", path.read_text()) if path.is_file() else None
+    return int(found[1]) if found else None
+
+
+def _stop_survivor(course: cycle.Course) -> None:
+    """Kill what the outlives-kernel entry started, should grading have left it running."""
+    pid = _survivor(course)
+    if pid and _pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)
 
 
 # ---------------------------------------------------------------- the corpus itself
@@ -391,18 +387,7 @@ def test_other_students_files_are_unchanged(batch):
             continue
         names = {str(p.relative_to(autograded)) for p in autograded.rglob("*")
                  if p.is_file() and "__pycache__" not in p.parts}  # Python's own, of a handed-in module
-        names.discard(Path(PLANTED).name)  # its own test, below
         assert names == set(files) | expected_extra, f"{student}/{assignment}: {sorted(names)}"
-
-
-@slow
-@pytest.mark.xfail(strict=True, reason=(
-    "gap: autograde copies every file of source/<assignment>/ next to each notebook it grades, so the file "
-    "h-writes-gradebook-and-source plants lands in the folder of every student graded after it (the "
-    "kernel's working folder, on sys.path before site-packages): today sample-correct's"))
-def test_a_planted_file_reaches_no_other_student(batch):
-    reached = sorted(p.parent.parent.name for p in (batch.course.root / "autograded").glob(f"*/*/{Path(PLANTED).name}"))
-    assert reached in ([], ["h-writes-gradebook-and-source"]), reached
 
 
 @slow
@@ -411,26 +396,16 @@ def test_gradebook_holds_exactly_the_students_who_handed_in(batch):
 
 
 @slow
-@pytest.mark.xfail(strict=True, reason=(
-    "gap: the grading kernel runs as root and can write the gradebook; today "
-    "h-writes-gradebook-and-source sets every grade of a-victim (graded before it) to 0"))
 def test_a_later_student_cannot_change_an_earlier_students_grades(batch):
     assert batch.scores[VICTIM, "static_max_mode"] == FULL["static_max_mode"]
 
 
 @slow
-def test_source_is_unchanged_but_for_the_one_planted_file(batch):
-    after = tree_digest(batch.course.root / "source")
-    after.pop(str(Path(PLANTED).relative_to("source")), None)
-    assert after == batch.source_before
-
-
-@slow
-@pytest.mark.xfail(strict=True, reason=(
-    "gap: the grading kernel runs as root and can write source/; today h-writes-gradebook-and-source "
-    "plants a file that autograde copies next to every later notebook and generate_assignment releases"))
-def test_no_student_can_plant_files_in_source(batch):
+def test_source_is_unchanged(batch):
+    """h-writes-gradebook-and-source tried to plant a file there (autograde would copy it next to
+    every later notebook, and generate_assignment would release it)."""
     assert not (batch.course.root / PLANTED).exists()
+    assert tree_digest(batch.course.root / "source") == batch.source_before
 
 
 # ---------------------------------------------------------------- confinement
@@ -438,40 +413,33 @@ def test_no_student_can_plant_files_in_source(batch):
 
 @slow
 def test_fork_bomb_stops_at_the_pids_cap_and_leaves_no_process(batch):
-    kernel, children = map(int, (batch.probe / "fork-bomb").read_text().split())
+    shown = outputs(batch, "h-fork-bomb", "ledger_extension")
+    children, kernel = map(int, re.search(r"fork bomb: (\d+) children.*\(kernel (\d+)\)", shown).groups())
     assert 0 < children < PROCESSES
-    group = Path(f"/sys/fs/cgroup/pids/autograder-kernels/{kernel}")
-    assert not group.exists() or not (group / "cgroup.procs").read_text().split()
+    assert not Path(f"/sys/fs/cgroup/pids/autograder-kernels/{kernel}").exists()  # nbgrader's side removed it
 
 
 @slow
-@pytest.mark.xfail(strict=True, reason=(
-    "gap: the kernel runs as root and may move itself out of its pids cgroup (today it writes its pid to "
-    "/sys/fs/cgroup/pids/cgroup.procs and lands in '/'); from there a fork bomb has no cap"))
+def test_student_code_runs_as_a_user_of_its_own_without_privileges(batch):
+    shown = outputs(batch, "h-leaves-pids-cgroup", "ledger_extension")
+    uid, capabilities = re.search(r"user (\d+), capabilities ([0-9a-f]+)", shown).groups()
+    assert int(uid) >= 1_000_000 and int(capabilities, 16) == 0, shown[-500:]
+
+
+@slow
 def test_a_kernel_cannot_leave_its_pids_cgroup(batch):
     shown = outputs(batch, "h-leaves-pids-cgroup", "ledger_extension")
     assert re.search(r"pids cgroup after: /autograder-kernels/\d+", shown), shown[-500:]
 
 
-def _may_raise_hard_limits() -> bool:
-    """CAP_SYS_RESOURCE in this process's effective set (the kernels have the same)."""
-    caps = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("CapEff"))
-    return bool(int(caps.split()[1], 16) >> 24 & 1)
-
-
 @slow
 def test_a_kernel_cannot_lift_its_memory_and_file_limits(batch):
-    if _may_raise_hard_limits():
-        pytest.xfail("gap: root with CAP_SYS_RESOURCE (not on these machines) can raise its own hard limits")
     shown = outputs(batch, "h-leaves-pids-cgroup", "ledger_extension")
     assert re.search(r"RLIMIT_AS stays at 6442450944", shown) and re.search(r"RLIMIT_FSIZE stays at 268435456", shown)
 
 
 @slow
-@pytest.mark.xfail(strict=True, reason=(
-    "gap: a process a notebook starts in a session of its own outlives its kernel (nbgrader kills only "
-    "the kernel's process group) and keeps root's powers after grading; one that keeps the kernel's "
-    "pipes open also holds up whatever reads nbgrader's output until it exits"))
 def test_no_process_a_notebook_started_outlives_the_batch(batch):
-    pid = int((batch.probe / "outlives-kernel.pid").read_text())
+    pid = _survivor(batch.course)
+    assert pid is not None, "the entry printed no process id"
     assert not _pid_alive(pid)

@@ -77,7 +77,7 @@ class Hostile:
     scores: Scores
     feedback: str
     gap: Gap | None = None
-    #: Files handed in next to the notebook (relative path -> text; ``@PROBE@`` is filled in).
+    #: Files handed in next to the notebook (relative path -> text).
     files: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -129,9 +129,7 @@ for _ in range(2000):
     children.append(pid)
 for pid in children:
     os.waitpid(pid, 0)
-with open("@PROBE@/fork-bomb", "w") as note:
-    note.write(f"{os.getpid()} {len(children)}")
-print(f"fork bomb: {len(children)} children, then {stop}; all reaped")
+print(f"fork bomb: {len(children)} children, then {stop}; all reaped (kernel {os.getpid()})")
 '''
 
 FILL_DISK = '''
@@ -266,8 +264,7 @@ del sys.modules["hypothesis"]
 import hypothesis as _real  # the genuine package, from site-packages
 
 sys.path[:] = _saved
-with open("@PROBE@/hypothesis-shim", "w") as note:
-    note.write(_real.__file__)
+print("the handed-in hypothesis was imported")
 
 
 def given(*strategies, **named):
@@ -307,6 +304,9 @@ autograder.grade = grade
 LEAVES_CGROUP = '''
 import os, resource
 
+capabilities = open("/proc/self/status").read().split("CapEff:")[1].split()[0]
+print(f"user {os.getuid()}, capabilities {capabilities}")
+
 for name in ("RLIMIT_AS", "RLIMIT_FSIZE"):
     limit = getattr(resource, name)
     try:
@@ -335,17 +335,16 @@ print("pids cgroup after:", pids_group())
 OUTLIVES_KERNEL = '''
 import os, time
 
+read_end, write_end = os.pipe()
 if os.fork() == 0:
     os.setsid()  # a session of its own: out of the kernel's process group
     if os.fork() == 0:
+        os.write(write_end, str(os.getpid()).encode())
         os.closerange(0, 4096)  # let go of the kernel's pipes and sockets
-        with open("@PROBE@/outlives-kernel.pid", "w") as note:
-            note.write(str(os.getpid()))
-        deadline = time.time() + 900
-        while time.time() < deadline and not os.path.exists("@PROBE@/outlives-kernel.stop"):
-            time.sleep(1)
+        time.sleep(900)
     os._exit(0)
-print("started a process of its own")
+os.close(write_end)
+print(f"started a process of its own: {os.read(read_end, 32).decode()}")
 '''
 
 #: The victim of the entry below: a correct notebook, graded before it (nbgrader grades
@@ -355,11 +354,18 @@ PLANTED = "source/static_max_mode/planted-by-a-student.txt"
 
 READS_UNRELEASED = '''
 import json, os
+import autograder
 
-source = os.path.abspath("../../../source/ledger_extension/ledger_extension.ipynb")  # not released yet
-for cell in json.load(open(source))["cells"]:
-    if cell["metadata"].get("nbgrader", {}).get("solution"):
-        print("".join(cell["source"]))
+for course in ("../../..", os.path.dirname(os.path.dirname(autograder.__file__))):  # the course, the repository
+    source = os.path.join(course, "source/ledger_extension/ledger_extension.ipynb")  # not released yet
+    try:
+        cells = json.load(open(source))["cells"]
+    except OSError as error:
+        print("cannot read the solutions:", error)
+        continue
+    for cell in cells:
+        if cell["metadata"].get("nbgrader", {}).get("solution"):
+            print("".join(cell["source"]))
 '''
 
 WRITES_COURSE = f'''
@@ -421,17 +427,13 @@ CORPUS = (
         points(BR), feedback=r"\.\.\. Output truncated \.\.\.",
     ),
     Hostile(
+        # The kernel dies in an answer cell: every graded cell after it scores zero, saying why.
         "segfault", PM, (append("pad_batch", "import ctypes\nctypes.string_at(0)  # read address zero"),),
-        NOT_GRADED, feedback=_not_graded(PM, "segfault"),
+        zero(PM), feedback=r"Not run: the kernel died in an earlier cell \(killed by SIGSEGV\)",
     ),
     Hostile(
         "kernel-exits-after-grading", SMM, (insert_after("END", "import os\nos._exit(3)  # done for the day"),),
-        points(SMM), feedback=_not_graded(SMM, "kernel-exits-after-grading"),
-        gap=Gap(
-            "a kernel that dies costs the whole submission: nbgrader stops at DeadKernelError and removes "
-            "the autograded notebook, so even cells graded before the exit score nothing",
-            today=NOT_GRADED,
-        ),
+        points(SMM), feedback=r"The kernel died while this cell ran \(exit code 3\)",
     ),
     # -- what nbgrader restores
     Hostile(
@@ -490,27 +492,17 @@ CORPUS = (
         points(SMM, test_modes=0, test_traces=0), feedback=r"`choose` is a plain Python function, not a jax\.jit",
     ),
     Hostile(
+        # The grading package's files are hidden from the kernel once it is loaded.
         "prints-grader-source", PM, (insert_after("masked_objective", PRINTS_GRADER),),
-        points(PM), feedback=r"\[line removed: it belongs to the hidden grader\]",
+        points(PM), feedback=r"OSError: could not get source code",
     ),
     Hostile(
         "grader-source-as-a-list", LE, (insert_after("observed_call", GRADER_AS_LIST),),
-        points(LE), feedback=r"'KEY_FILE_ENV = \"AUTOGRADER_SEAL_KEY_FILE\"'",
-        gap=Gap(
-            "ScrubGraderSource removes only output lines equal to a grader line; the same lines quoted "
-            "in a list (or indented, numbered, encoded) pass",
-            leaks="grader",
-        ),
+        points(LE), feedback=r"OSError: could not get source code",
     ),
     Hostile(
         "reads-unreleased-solutions", SMM, (insert_after("choose", READS_UNRELEASED),),
-        points(SMM), feedback=r"A steady trace count only rules out Python retracing",
-        gap=Gap(
-            "the grading kernel can read the course's source/ (instructor solutions, model answers, hidden "
-            "tests of every assignment, released or not) and print it into its own feedback; only grader "
-            "source is scrubbed",
-            leaks="solutions",
-        ),
+        points(SMM), feedback=r"cannot read the solutions: \[Errno 2\] No such file or directory",
     ),
     # -- a package handed in beside the notebook: the sandbox drops that folder from sys.path
     Hostile(
@@ -546,18 +538,18 @@ CORPUS = (
             today=points(SMM),
         ),
     ),
-    # -- the kernel runs as root (checked by dedicated tests)
+    # -- reaching out of the kernel (checked by dedicated tests too)
     Hostile(
         "leaves-pids-cgroup", LE, (insert_after("observed_call", LEAVES_CGROUP),),
         points(LE), feedback=r"pids cgroup before: /autograder-kernels/\d+",
     ),
     Hostile(
         "outlives-kernel", BR, (insert_after("broken_branch", OUTLIVES_KERNEL),),
-        points(BR), feedback=r"started a process of its own",
+        points(BR), feedback=r"started a process of its own: \d+",
     ),
     Hostile(
         "writes-gradebook-and-source", SMM, (insert_after("choose", WRITES_COURSE),),
-        points(SMM), feedback=rf"zeroed 4 grades of {VICTIM}; planted a file in source/",
+        points(SMM), feedback=r"OperationalError: unable to open database file",
     ),
     # -- files nbgrader cannot read as they are
     Hostile("not-json", PM, not_json, NOT_GRADED, feedback=_not_graded(PM, "not-json")),

@@ -3,8 +3,8 @@
 An entry of the corpus (``corpus.py``) says how its notebook differs from
 ``tests/samples/<assignment>/correct.ipynb``: a few :class:`Edit` steps on named
 cells (by their nbgrader ``grade_id``), or one function on the file's bytes for a
-file nbgrader cannot read. Cell sources may hold ``@PROBE@``, replaced by a folder
-the test reads afterwards (process ids, counts).
+file nbgrader cannot read. What the test needs to know afterwards (process ids,
+counts) the cells print: a grading kernel sees no folder of the test's.
 """
 
 from __future__ import annotations
@@ -20,16 +20,6 @@ import nbformat
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 #: What ``nbgrader generate_assignment`` leaves in an answer cell (course_config.py).
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
-
-
-@dataclass(frozen=True)
-class Where:
-    """Absolute paths written into a notebook when it is built."""
-
-    probe: Path
-
-    def fill(self, source: str) -> str:
-        return source.replace("@PROBE@", str(self.probe))
 
 
 def correct(assignment: str) -> nbformat.NotebookNode:
@@ -57,8 +47,8 @@ class Edit:
     cell: str
     source: str = ""
 
-    def apply(self, nb, where: Where) -> None:
-        source = where.fill(self.source)
+    def apply(self, nb) -> None:
+        source = self.source
         if self.action == "insert_after" and self.cell == "END":
             nb.cells.append(nbformat.v4.new_code_cell(source))
             return
@@ -99,14 +89,14 @@ def stub(*cells: str) -> tuple[Edit, ...]:
 Build = tuple[Edit, ...] | Callable[[bytes], bytes]
 
 
-def build(assignment: str, how: Build, path: Path, where: Where) -> Path:
+def build(assignment: str, how: Build, path: Path) -> Path:
     """Write the hostile notebook for ``assignment`` to ``path``."""
     if callable(how):
         path.write_bytes(how((SAMPLES / assignment / "correct.ipynb").read_bytes()))
         return path
     nb = copy.deepcopy(correct(assignment))
     for edit in how:
-        edit.apply(nb, where)
+        edit.apply(nb)
     nbformat.write(nb, path)
     return path
 

@@ -1,0 +1,173 @@
+"""Start a grading kernel in a private view of the machine, as a user of its own.
+
+nbgrader's process (:mod:`autograder._kernel`) runs this file in place of the
+kernel's command, as ``python _jail.py --cwd DIR --hide P --keep P -- KERNEL...``.
+Still root and still single-threaded, it:
+
+- joins a ``pids`` cgroup of its own, capped at :data:`PROCESSES` (a fork bomb
+  stops there, and nbgrader kills what is left in it after the notebook);
+- enters a mount namespace of its own, where each ``--hide`` folder (the course
+  with its gradebook, source/ and every submission; the exchange; root's home; the
+  course repository) is an empty folder, and ``/tmp``, ``/var/tmp`` and ``/dev/shm``
+  are private and small; only each ``--keep`` path (Python, its packages, the
+  grading package, the kernel's connection file) is put back, read-only;
+- puts the notebook's own folder back as an overlay: the kernel sees the student's
+  files and may write beside them, but what it writes vanishes with the kernel;
+- moves nbgrader's seal key from its file into a pipe (the file lies in a /tmp
+  the kernel can no longer see);
+- and runs the kernel, which then drops to :func:`kernel_uid` once the sandbox
+  has loaded and hidden the grader (:mod:`autograder._sandbox`).
+
+Nothing here imports the rest of the package: it runs before the kernel's Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import os
+import sys
+from pathlib import Path
+
+PROCESSES = 256  # threads count too: XLA's pools need a few dozen
+UID_BASE = 1_000_000  # kernel_uid(pid): no account has it, no other kernel shares it
+UID_ENV = "AUTOGRADER_KERNEL_UID"
+KEY_FILE_ENV = "AUTOGRADER_SEAL_KEY_FILE"  # as autograder._seal names it
+KEY_FD_ENV = "AUTOGRADER_SEAL_KEY_FD"
+CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
+SCRATCH = {"/tmp": "512m", "/var/tmp": "64m", "/dev/shm": "64m"}
+
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = (
+    1, 2, 4, 32, 4096, 16384, 1 << 18)
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def kernel_uid(pid: int) -> int:
+    return UID_BASE + pid
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int = 0, data: str | None = None) -> None:
+    encode = lambda text: None if text is None else os.fsencode(text)  # noqa: E731
+    if _libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data)) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
+
+
+def empty(target: str, size: str = "1m", mode: str = "755", read_only: bool = False) -> None:
+    """Cover ``target`` with a fresh, empty tmpfs."""
+    flags = _MS_NOSUID | _MS_NODEV | (_MS_RDONLY if read_only else 0)
+    mount("autograder", target, "tmpfs", flags, f"size={size},mode={mode}")
+
+
+def _bind(source: str, target: str, read_only: bool) -> None:
+    mount(source, target, None, _MS_BIND | _MS_REC)
+    if read_only:
+        mount(None, target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID)
+
+
+def join_pids_cgroup(pid: int) -> Path | None:
+    """A fresh ``pids`` cgroup (v1 or v2) for ``pid``, capped at PROCESSES."""
+    for root in CGROUP_ROOTS:
+        if not (root / "cgroup.procs").exists():
+            continue
+        parent = root / "autograder-kernels"
+        try:
+            parent.mkdir(exist_ok=True)
+            group = parent / str(pid)
+            group.mkdir(exist_ok=True)
+            (group / "pids.max").write_text(str(PROCESSES))
+            (group / "cgroup.procs").write_text(str(pid))
+            return group
+        except OSError:
+            continue
+    return None
+
+
+def _seal_key_to_pipe() -> None:
+    path = os.environ.pop(KEY_FILE_ENV, None)
+    if not path:
+        return
+    with contextlib.suppress(OSError):
+        key = Path(path).read_bytes()
+        Path(path).unlink()
+        read_end, write_end = os.pipe()
+        os.write(write_end, key)
+        os.close(write_end)
+        os.set_inheritable(read_end, True)
+        os.environ[KEY_FD_ENV] = str(read_end)
+
+
+def _overlay_of_cwd(cwd: str) -> str:
+    """The working folder as an overlay on a scratch tmpfs, owned by the kernel's user."""
+    layers = "/tmp/.autograder-notebook"
+    os.mkdir(layers, 0o700)
+    empty(layers, size=SCRATCH["/tmp"], mode="700")
+    for name in ("upper", "work", "merged"):
+        os.mkdir(f"{layers}/{name}")
+    mount("overlay", f"{layers}/merged", "overlay", _MS_NOSUID | _MS_NODEV,
+          f"lowerdir={cwd},upperdir={layers}/upper,workdir={layers}/work")
+    return f"{layers}/merged"
+
+
+def enter(cwd: str, hide: list[str], keep: list[str]) -> int:
+    """Build the kernel's view of the machine (see the module doc); return its user id."""
+    uid = kernel_uid(os.getpid())
+    join_pids_cgroup(os.getpid())
+    _seal_key_to_pipe()
+    if _libc.unshare(_CLONE_NEWNS) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+    mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+
+    kept = {path: os.open(path, os.O_PATH) for path in sorted(set(keep)) if os.path.exists(path)}
+    cwd_fd = os.open(cwd, os.O_PATH | os.O_DIRECTORY)
+    for scratch, size in SCRATCH.items():  # first: the overlay's layers live in the private /tmp
+        if os.path.isdir(scratch):
+            empty(scratch, size=size, mode="1777")
+    merged = _overlay_of_cwd(f"/proc/self/fd/{cwd_fd}")
+    os.chown(merged, uid, uid)
+    for folder in sorted(set(hide), key=len):
+        if os.path.isdir(folder) and folder not in SCRATCH:
+            empty(folder, read_only=False)
+
+    for path, fd in sorted(kept.items(), key=lambda item: len(item[0])):
+        if os.path.exists(path):
+            continue  # never hidden, or inside a path put back already
+        _mountpoint(path, directory=os.path.isdir(f"/proc/self/fd/{fd}"))
+        _bind(f"/proc/self/fd/{fd}", path, read_only=True)
+    if not os.path.isdir(cwd):
+        _mountpoint(cwd, directory=True)
+    _bind(merged, cwd, read_only=False)
+    os.chdir(cwd)
+    for fd in (*kept.values(), cwd_fd):
+        os.close(fd)
+    return uid
+
+
+def _mountpoint(path: str, directory: bool) -> None:
+    """Make ``path`` in the (tmpfs) folder that hides it, to mount on."""
+    os.makedirs(path if directory else os.path.dirname(path), exist_ok=True)
+    if not directory:
+        Path(path).touch()
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cwd", required=True)
+    parser.add_argument("--hide", action="append", default=[])
+    parser.add_argument("--keep", action="append", default=[])
+    parser.add_argument("kernel", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    kernel = args.kernel[1:] if args.kernel[:1] == ["--"] else args.kernel
+    try:
+        uid = enter(os.path.abspath(args.cwd), args.hide, args.keep)
+    except OSError as error:  # nothing started yet: say why, and let nbgrader report a dead kernel
+        print(f"autograder: cannot confine the grading kernel: {error}", file=sys.stderr)
+        sys.exit(70)
+    os.environ[UID_ENV] = str(uid)
+    os.execv(kernel[0], kernel)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,116 @@
+"""The kernel manager nbgrader grades with: every kernel confined, nothing left behind.
+
+In nbgrader's process. :class:`ConfinedKernelManager` starts each kernel through
+:mod:`autograder._jail` (a private view of the machine, a cgroup, a user of its
+own) and, when the kernel is gone, kills whatever the notebook started that is
+still running (processes of that user, members of that cgroup), so a daemon a
+notebook forks cannot outlive its grading.
+
+Where confinement cannot work (not Linux, not root), kernels start as nbgrader
+starts them; the sandbox still applies the limits it can.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from nbgrader.coursedir import CourseDirectory
+
+from . import _jail
+
+_PACKAGE = Path(__file__).resolve().parent
+_JAIL = Path(_jail.__file__).resolve()
+
+
+def can_confine() -> bool:
+    return sys.platform == "linux" and os.geteuid() == 0
+
+
+def hidden_paths(config) -> list[str]:
+    """What a kernel must not see: the course, the exchange, this home, the repository."""
+    hide = [str(Path.home())]
+    with contextlib.suppress(Exception):
+        hide.append(CourseDirectory(config=config).root)
+    exchange = config.get("Exchange", {}).get("root") if config else None
+    hide.append(str(exchange or "/srv/nbgrader/exchange"))
+    if (_PACKAGE.parent / "course_config.py").is_file():  # an editable install: the repository itself
+        hide.append(str(_PACKAGE.parent))
+    return [os.path.realpath(path) for path in hide]
+
+
+def kept_paths(connection_file: str) -> list[str]:
+    """What a kernel needs to start and to grade: Python, its packages, the grader, its connection file."""
+    keep = {sys.base_prefix, sys.prefix, sys.exec_prefix, str(_PACKAGE), connection_file}
+    here = os.getcwd()
+    keep.update(p for p in sys.path if p and os.path.abspath(p) != here and os.path.exists(p))
+    return sorted(os.path.realpath(path) for path in keep)
+
+
+def members(pid: int) -> set[int]:
+    """Processes a kernel left: those of its user, and those still in its cgroup."""
+    uid = _jail.kernel_uid(pid)
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if entry.stat().st_uid == uid:
+                    found.add(int(entry.name))
+    for root in _jail.CGROUP_ROOTS:
+        with contextlib.suppress(OSError):
+            found.update(int(p) for p in (root / "autograder-kernels" / str(pid) / "cgroup.procs").read_text().split())
+    found.discard(os.getpid())
+    return found
+
+
+def kill_leftovers(pid: int) -> int:
+    """SIGKILL everything ``pid``'s notebook left running, then drop its cgroup; how many were killed."""
+    killed = 0
+    for _ in range(20):  # a process may fork while we look
+        alive = members(pid)
+        if not alive:
+            break
+        for member in alive:
+            with contextlib.suppress(OSError):
+                os.kill(member, signal.SIGKILL)
+                killed += 1
+        time.sleep(0.05)
+    for root in _jail.CGROUP_ROOTS:
+        with contextlib.suppress(OSError):
+            (root / "autograder-kernels" / str(pid)).rmdir()
+    return killed
+
+
+class ConfinedKernelManager(AsyncKernelManager):
+    """An AsyncKernelManager whose kernels start inside :mod:`autograder._jail`."""
+
+    async def _async_pre_start_kernel(self, **kw):
+        cmd, kw = await super()._async_pre_start_kernel(**kw)
+        if can_confine():
+            cwd = kw.get("cwd") or os.getcwd()
+            hide = [arg for path in hidden_paths(self.config) for arg in ("--hide", path)]
+            keep = [arg for path in kept_paths(self.connection_file) for arg in ("--keep", path)]
+            cmd = [sys.executable, str(_JAIL), "--cwd", str(cwd), *hide, *keep, "--", *cmd]
+        return cmd, kw
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        pid = getattr(self.provisioner, "pid", None)
+        await super()._async_cleanup_resources(restart=restart)
+        if pid and can_confine():
+            kill_leftovers(pid)
+
+    def exit_description(self) -> str:
+        """How the kernel ended, in words ('exit code 3', 'killed by SIGSEGV'), if it has."""
+        process = getattr(self.provisioner, "process", None)
+        code = process.poll() if process is not None else None
+        if code is None:
+            return "it stopped answering"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"killed by {signal.Signals(-code).name}"
+        return f"exit code {code}"
