@@ -34,9 +34,11 @@ def grade(assignment: str, group: str, namespace: dict) -> float:
     """
     report = run_group(assignment, group, Submission(namespace))
     print(_feedback.render(report))
+    # Checked again here: a patched report class could claim points its results lack.
+    earned = 0.0 if tampered() else report.earned
     if _sealer is not None:
-        print(_sealer(assignment, group, report.earned))
-    return report.earned
+        print(_sealer(assignment, group, earned))
+    return earned
 
 
 def _run_one(prop, submission) -> PropertyFailure | None:

@@ -4,14 +4,20 @@ before any student code ran.
 ``record_baseline()`` runs when the grading kernel starts (``autograder._sandbox``).
 Before each group, :func:`tampered` names every protected object a notebook has
 replaced since: a patched ``jax.jit``, a faked ``jax.monitoring``, a rebound builtin,
-a substitute module in ``sys.modules``. A kernel started without the sandbox (a
-student's own Jupyter, the project's tests) records its baseline at first import.
+a substitute module in ``sys.modules``, and any global, class attribute or function
+code of the grading package itself (a ``GroupReport.earned`` that always says full
+marks, say). A kernel started without the sandbox (a student's own Jupyter, the
+project's tests) records its baseline at first import.
+
+Limit: the check itself runs in the notebook's process, so code written against
+this module's internals can still disarm it; that is in the README's threat model.
 """
 
 from __future__ import annotations
 
 import builtins
 import importlib
+import inspect
 import sys
 
 #: (module, attribute) pairs whose identity grading depends on.
@@ -23,7 +29,7 @@ _PROTECTED = {
         "record_event_duration_secs",
         "clear_event_listeners",
     ),
-    "jax._src.monitoring": ("record_event_duration_secs",),
+    "jax._src.monitoring": ("record_event_duration_secs", "_event_duration_secs_listeners"),
     "jax.numpy": ("asarray", "array", "sum", "where"),
     "numpy": ("asarray", "array", "sum", "mean", "max", "isclose", "array_equal", "issubdtype", "ndim"),
     "numpy.testing": ("assert_allclose", "assert_array_equal"),
@@ -40,7 +46,42 @@ _BUILTINS = (
 _MODULES = ("autograder", "autograder._grade", "autograder._traces", "autograder._checks", "jax", "jax.numpy",
             "jax.monitoring", "numpy", "numpy.testing", "hypothesis", "math", "builtins")
 
+#: Globals of the grading package that change after the baseline, by design.
+_CHANGING = frozenset({"autograder._integrity._baseline"})
+
 _baseline: dict[str, object] | None = None
+
+
+def _functions_of(value) -> list:
+    if isinstance(value, property):
+        return [value.fget, value.fset, value.fdel]
+    if isinstance(value, (staticmethod, classmethod)):
+        return [value.__func__]
+    return [value]
+
+
+def _grader_state() -> dict[str, object]:
+    """Each global of the grading package's modules, each attribute of its classes, and
+    the code and defaults of each of their functions."""
+    seen: dict[str, object] = {}
+    for name, module in list(sys.modules.items()):
+        if name != "autograder" and not name.startswith("autograder."):
+            continue
+        for key, value in list(vars(module).items()):
+            where = f"{name}.{key}"
+            if key.startswith("__") or where in _CHANGING:
+                continue
+            members = [(where, value)]
+            if isinstance(value, type) and value.__module__ == name:
+                members += [(f"{where}.{attr}", member) for attr, member in vars(value).items()]
+            for label, member in members:
+                seen[label] = member
+                for fn in _functions_of(member):
+                    if inspect.isfunction(fn):
+                        seen[f"{label}.__code__"] = fn.__code__
+                        seen[f"{label}.__defaults__"] = fn.__defaults__
+                        seen[f"{label}.__kwdefaults__"] = fn.__kwdefaults__
+    return seen
 
 
 def _current() -> dict[str, object]:
@@ -53,6 +94,7 @@ def _current() -> dict[str, object]:
             seen[f"{module_name}.{attribute}"] = getattr(module, attribute, None)
     for name in _BUILTINS:
         seen[f"builtins.{name}"] = getattr(builtins, name, None)
+    seen.update(_grader_state())
     return seen
 
 

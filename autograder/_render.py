@@ -54,6 +54,8 @@ def kind(x) -> str:
         return f"an array of dtype {array.dtype} and shape {array.shape}"
     if inspect.isfunction(x):
         return "a plain Python function"
+    if callable(x) and not isinstance(x, type):
+        return f"a callable {type(x).__name__} object"
     return f"a {type(x).__name__} ({value(x)})"
 
 

@@ -18,6 +18,8 @@ _TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 #: arrive, the code under observation removed or bypassed the grader's listener.
 _CANARY = "<autograder canary>"
 _PRIMITIVE_NAMES = frozenset(p.name for p in vars(primitives).values() if isinstance(p, Primitive))
+#: The type of what ``jax.jit`` returns (a C++ type: it cannot be subclassed or faked).
+_JITTED = type(jax.jit(lambda x: x))
 
 
 class TraceLog:
@@ -70,8 +72,9 @@ def traces_during(fn, *args, **kwargs):
 
 
 def is_jitted(fn) -> bool:
-    """Whether ``fn`` is a ``jax.jit``-wrapped function (it can be lowered and traced)."""
-    return callable(getattr(fn, "trace", None)) and callable(getattr(fn, "lower", None))
+    """Whether ``fn`` is what ``jax.jit`` returns, not a look-alike with ``trace`` and ``lower``
+    whose calls the grader cannot see into."""
+    return isinstance(fn, _JITTED)
 
 
 def require_jitted(fn, name: str, expected: str) -> None:

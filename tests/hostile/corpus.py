@@ -159,20 +159,13 @@ builtins.sum = lambda *args, **kwargs: _sum(*args, **kwargs)  # the same sum, a 
 '''
 
 CLEARS_LISTENERS = '''
-class Choose:
-    """choose_reduction compiled afresh on every call, after removing JAX's trace listeners."""
-
-    def __init__(self):
-        compiled = jax.jit(choose_reduction, static_argnames=("mode",))
-        self.trace, self.lower = compiled.trace, compiled.lower
-
-    def __call__(self, values, mode):
-        jax.monitoring.clear_event_listeners()
-        fresh = jax.jit(lambda values, mode: choose_reduction(values, mode), static_argnames=("mode",))
-        return fresh(values, mode=mode)
+def _unobserved(values, mode):
+    """choose_reduction, removing JAX's trace listeners whenever it is traced."""
+    jax.monitoring.clear_event_listeners()
+    return choose_reduction(values, mode)
 
 
-choose = Choose()
+choose = jax.jit(_unobserved, static_argnames=("mode",))
 '''
 
 HIDES_TRACES = '''
@@ -510,15 +503,10 @@ CORPUS = (
         points(SMM, test_modes=0, test_errors=0), feedback=r"FAIL  sum, mean and max agree with NumPy",
         files={"hypothesis/__init__.py": HYPOTHESIS_SHIM},
     ),
-    # -- undefended: results inflated with the genuine seal, or traces hidden
+    # -- the grader's own objects: patched, looked alike, or its seal key dug out
     Hostile(
         "inflates-group-report", LE, stub("observed_call") + (insert_after("observed_call", INFLATES_REPORT),),
-        zero(LE), feedback=r"ledger_extension / rows: 2 of 2 points\n\s+FAIL",
-        gap=Gap(
-            "the grader's own classes and module globals are not protected: `GroupReport.earned` patched "
-            "to `possible` makes the genuine grade() seal full points",
-            today=points(LE),
-        ),
+        zero(LE), feedback=r"replaced objects the grader relies on \(.*`autograder\._results\.GroupReport\.earned`",
     ),
     Hostile(
         "forges-seals", PM, stub("pad_batch", "masked_objective") + (insert_after("imports", FORGES_SEALS),),
@@ -531,12 +519,7 @@ CORPUS = (
     ),
     Hostile(
         "hides-trace-events", SMM, (replace("choose", HIDES_TRACES),),
-        points(SMM, test_traces=0), feedback=r"PASS  changing only the values never traces `choose` again",
-        gap=Gap(
-            "the canary proves only that the grader's listener is back when a call returns: emptying "
-            "JAX's listener list during the call and restoring it hides every retrace",
-            today=points(SMM),
-        ),
+        points(SMM, test_traces=0), feedback=r"`choose` is a callable Choose object, not a jax\.jit-compiled function",
     ),
     # -- reaching out of the kernel (checked by dedicated tests too)
     Hostile(
