@@ -126,7 +126,13 @@ def _executed(path: Path) -> bool:
     except (OSError, UnicodeDecodeError, ValueError):
         return False
     tests = tests_of(notebook)
-    return bool(tests) and all(cell.get("execution_count") is not None for cell in tests)
+    return bool(tests) and all(_ran(cell) for cell in tests)
+
+
+def _ran(cell: dict) -> bool:
+    """Executed, or marked as lost to a kernel that died (autograder.nbgrader_plugins.ConfinedExecute)."""
+    died = any(output.get("ename") == "KernelDied" for output in cell.get("outputs", []))
+    return cell.get("execution_count") is not None or died
 
 
 def is_complete(course: Course, gb: Gradebook, assignment: str, student: str) -> bool:

@@ -29,7 +29,7 @@ from autograder import _bench_course, _parallel_state, cycle, parallel
 
 ASSIGNMENT = "branch_repair"  # the quickest of the four to grade
 SAMPLES = REPO / "tests" / "samples" / ASSIGNMENT
-CANNOT_GRADE = {"broken-unreadable": "NotJSONError", "hostile-kernel-death": "DeadKernelError"}
+CANNOT_GRADE = {"broken-unreadable": "NotJSONError"}
 GRADED_LINE = re.compile(r"^\[\s*\d+/\d+\] (?P<student>\S+)\s+(?P<points>[\d.]+)/(?P<max>[\d.]+) points  \(")
 SKIPPED_LINE = re.compile(r"^\[\s*\d+/\d+\] (?P<student>\S+)\s+skipped: already graded")
 
@@ -198,10 +198,10 @@ def test_parallel_and_serial_autograde_give_identical_gradebook_scores(graded):
 
 @slow
 def test_the_comparison_is_not_vacuous(graded):
-    """Scores spread over several values, and plain nbgrader too fails exactly the two it cannot grade."""
+    """Scores spread over several values, and plain nbgrader too fails exactly the one it cannot grade."""
     scores = {sid: s.points for (sid, _), s in cycle.read_scores(graded.serial).items()}
     assert len(set(scores.values())) >= 3, scores
-    assert scores["sample-empty"] == 0 < scores["sample-correct"]
+    assert scores["sample-empty"] == scores["hostile-kernel-death"] == 0 < scores["sample-correct"]
     assert graded.serial_problem is not None
     failed = set(re.findall(r"for student '([^']+)'", graded.serial_problem))
     assert failed == set(CANNOT_GRADE)
@@ -228,6 +228,15 @@ def test_parallel_autograde_writes_the_same_autograded_notebooks(graded):
         tests = [_parallel_state.tests_of(nb) for nb in notebooks]
         outputs = [[_stable(cell["outputs"]) for cell in cells] for cells in tests]
         assert outputs[0] == outputs[1], sid
+
+
+@slow
+def test_a_kernel_that_dies_scores_zero_in_every_cell_it_did_not_finish(graded):
+    nb = json.loads((graded.parallel.root / "autograded" / "hostile-kernel-death" / ASSIGNMENT
+                     / f"{ASSIGNMENT}.ipynb").read_text())
+    for cell in _parallel_state.tests_of(nb):
+        [error] = [o for o in cell["outputs"] if o["output_type"] == "error"]
+        assert error["ename"] == "KernelDied" and "(exit code 1)" in error["evalue"], error
 
 
 def _stable(outputs: list[dict]) -> list:

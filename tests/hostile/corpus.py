@@ -159,9 +159,22 @@ builtins.sum = lambda *args, **kwargs: _sum(*args, **kwargs)  # the same sum, a 
 '''
 
 CLEARS_LISTENERS = '''
+from jax._src import monitoring
+
+
+def _unobserved(values, gain):
+    """The branch with `gain` static (a new trace per gain), emptying JAX's trace listeners each time."""
+    monitoring._event_duration_secs_listeners.clear()
+    return jnp.sum(values**2) if gain > 1.0 else jnp.sum(values)
+
+
+repaired = jax.jit(_unobserved, static_argnames=("gain",))
+'''
+
+REPLACES_LISTENERS = '''
 def _unobserved(values, mode):
-    """choose_reduction, removing JAX's trace listeners whenever it is traced."""
-    jax.monitoring.clear_event_listeners()
+    """choose_reduction, dropping JAX's trace listeners whenever it is traced."""
+    jax.monitoring.clear_event_listeners()  # binds fresh, empty lists
     return choose_reduction(values, mode)
 
 
@@ -464,8 +477,15 @@ CORPUS = (
         points(SMM, test_errors=0, test_traces=0), feedback=r"relies on \(`hypothesis\.given`\)",
     ),
     Hostile(
-        "clears-trace-listeners", SMM, (replace("choose", CLEARS_LISTENERS),),
-        points(SMM, test_traces=0), feedback=r"Tampering: JAX's trace events stopped reaching the grader",
+        # A static gain alone loses the repair checks (0-d array gains are rejected) and one trace
+        # check; hiding its retraces loses the other one too.
+        "clears-trace-listeners", BR, (replace("repaired_branch", CLEARS_LISTENERS),),
+        points(BR, test_repair=0, test_traces=0), feedback=r"Tampering: JAX's trace events stopped reaching the grader",
+    ),
+    Hostile(
+        # Already replaced when the self-checks call `choose`, before the first graded cell.
+        "replaces-trace-listeners", SMM, (replace("choose", REPLACES_LISTENERS),),
+        zero(SMM), feedback=r"relies on \(`jax\._src\.monitoring\._event_duration_secs_listeners`\)",
     ),
     Hostile(
         # Named in the brief as a known gap; the seal (autograder/_seal.py) now defeats it.
