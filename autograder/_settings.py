@@ -31,7 +31,7 @@ _COMMON = dict(
 )
 
 #: Pure numerical properties: search, then shrink to the smallest failing input.
-VALUES = settings(max_examples=40, **_COMMON)
+VALUES = settings(max_examples=25, **_COMMON)
 
 #: Trace properties read JAX's caches, which outlive an example, so a failure
 #: may not replay; they report the first failing sequence instead of shrinking.

@@ -10,7 +10,7 @@ import math
 
 import jax
 import numpy as np
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -100,6 +100,7 @@ def test_rows_record_calls(submission):
 
     @VALUES
     @given(values=_arrays(), scale=_SCALES, label=st.sampled_from(["probe", "values changed", "new shape"]))
+    @example(values=np.arange(3, dtype=np.float32), scale=1.0, label="probe")  # a row of the wrong kind fails here
     def check(values, scale, label):
         row, _, text = _observe(submission, label, values, scale)
         wanted = {"label": label, "shape": values.shape, "dtype": str(values.dtype)}
