@@ -48,9 +48,12 @@ def kernel_uid(pid: int) -> int:
     return UID_BASE + pid
 
 
+def _bytes(text: str | None) -> bytes | None:
+    return None if text is None else os.fsencode(text)
+
+
 def mount(source: str | None, target: str, fstype: str | None, flags: int = 0, data: str | None = None) -> None:
-    encode = lambda text: None if text is None else os.fsencode(text)  # noqa: E731
-    if _libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data)) != 0:
+    if _libc.mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data)) != 0:
         errno = ctypes.get_errno()
         raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
 
@@ -152,7 +155,25 @@ def _mountpoint(path: str, directory: bool) -> None:
         Path(path).touch()
 
 
+def probe() -> None:
+    """Exit 0 if this machine lets the jail work (root, mount namespaces, tmpfs), else say why."""
+    try:
+        if os.geteuid() != 0:
+            raise OSError(1, "not running as root")
+        if _libc.unshare(_CLONE_NEWNS) != 0:
+            errno = ctypes.get_errno()
+            raise OSError(errno, f"unshare(CLONE_NEWNS): {os.strerror(errno)}")
+        mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+        empty("/tmp", mode="1777")
+    except OSError as error:
+        print(error.strerror or error, file=sys.stderr)
+        sys.exit(1)
+    sys.exit(0)
+
+
 def main(argv: list[str]) -> None:
+    if argv == ["--probe"]:
+        probe()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cwd", required=True)
     parser.add_argument("--hide", action="append", default=[])

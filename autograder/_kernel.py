@@ -6,15 +6,18 @@ own) and, when the kernel is gone, kills whatever the notebook started that is
 still running (processes of that user, members of that cgroup), so a daemon a
 notebook forks cannot outlive its grading.
 
-Where confinement cannot work (not Linux, not root), kernels start as nbgrader
-starts them; the sandbox still applies the limits it can.
+Where confinement cannot work (not Linux, not root, no mount namespaces), kernels
+start as nbgrader starts them, with a warning in nbgrader's log; the sandbox still
+applies the limits it can.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,8 +31,17 @@ _PACKAGE = Path(__file__).resolve().parent
 _JAIL = Path(_jail.__file__).resolve()
 
 
+@functools.lru_cache(maxsize=1)
+def why_not_confined() -> str | None:
+    """None if kernels can start in the jail here, else the reason (asked once per process)."""
+    if sys.platform != "linux":
+        return f"the jail needs Linux, not {sys.platform}"
+    probe = subprocess.run([sys.executable, str(_JAIL), "--probe"], capture_output=True, text=True, check=False)
+    return None if probe.returncode == 0 else probe.stderr.strip() or f"exit code {probe.returncode}"
+
+
 def can_confine() -> bool:
-    return sys.platform == "linux" and os.geteuid() == 0
+    return why_not_confined() is None
 
 
 def hidden_paths(config) -> list[str]:
@@ -91,7 +103,9 @@ class ConfinedKernelManager(AsyncKernelManager):
 
     async def _async_pre_start_kernel(self, **kw):
         cmd, kw = await super()._async_pre_start_kernel(**kw)
-        if can_confine():
+        if not can_confine():
+            self.log.warning("autograder: grading kernels run unconfined: %s", why_not_confined())
+        else:
             cwd = kw.get("cwd") or os.getcwd()
             hide = [arg for path in hidden_paths(self.config) for arg in ("--hide", path)]
             keep = [arg for path in kept_paths(self.connection_file) for arg in ("--keep", path)]

@@ -1,0 +1,155 @@
+"""What a grading kernel can see and do, asked from inside a real one.
+
+nbgrader's own Execute preprocessor, as this course configures it (ConfinedExecute),
+runs small notebooks in a scratch course; their cells report what they find. Fast
+(a few kernels); tests/test_hostile.py does the same through whole autograde batches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+from conftest import REPO
+from jupyter_core.paths import jupyter_runtime_dir
+from nbformat.v4 import new_code_cell, new_notebook
+from traitlets.config import Config
+
+from autograder import _jail, _kernel
+from autograder.nbgrader_plugins import ConfinedExecute
+
+
+def _course(tmp_path: Path) -> tuple[Config, Path]:
+    root = tmp_path / "course"
+    folder = root / "autograded" / "ann" / "demo"
+    folder.mkdir(parents=True)
+    (folder / "data.txt").write_text("the student's own file\n")
+    (root / "gradebook.db").write_text("not for students\n")
+    (root / "source" / "demo").mkdir(parents=True)
+    (root / "source" / "demo" / "demo.ipynb").write_text("solutions\n")
+    config = Config()
+    config.CourseDirectory.root = str(root)
+    config.Exchange.root = str(tmp_path / "exchange")
+    config.Execute.extra_arguments = [
+        "--HistoryManager.hist_file=:memory:", "--IPKernelApp.exec_lines=['import autograder._sandbox']",
+    ]
+    config.Execute.timeout = 60
+    return config, folder
+
+
+def _run(tmp_path: Path, *sources: str) -> tuple[list[str], Path]:
+    config, folder = _course(tmp_path)
+    nb = new_notebook(cells=[new_code_cell(source) for source in sources])
+    ConfinedExecute(config=config).preprocess(nb, {"metadata": {"path": str(folder)}})
+    shown = []
+    for cell in nb.cells:
+        texts = [o.get("text", "") for o in cell.outputs if o.output_type == "stream"]
+        texts += [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
+        shown.append("".join(texts))
+    return shown, folder
+
+
+def test_this_machine_can_confine_kernels():
+    """The other tests here would say little otherwise (CI runs on a machine like this one)."""
+    assert _kernel.why_not_confined() is None
+
+
+LOOK_AROUND = '''
+import json, os, autograder
+course = os.path.abspath("../../..")
+print(json.dumps({
+    "uid": os.getuid(),
+    "capabilities": open("/proc/self/status").read().split("CapEff:")[1].split()[0],
+    "own files": sorted(os.listdir(".")),
+    "course": sorted(os.listdir(course)),
+    "grader files": sorted(os.listdir(os.path.dirname(autograder.__file__))),
+    "repository source": os.path.exists(os.path.join(os.path.dirname(os.path.dirname(autograder.__file__)), "source")),
+    "home": sorted(os.listdir(os.path.expanduser("~"))),
+}))
+'''
+
+
+def test_a_kernel_sees_only_its_own_folder_as_a_user_of_its_own(tmp_path):
+    [shown], _ = _run(tmp_path, LOOK_AROUND)
+    seen = json.loads(shown)
+    assert seen["uid"] >= _jail.UID_BASE and int(seen["capabilities"], 16) == 0
+    assert seen["own files"] == ["data.txt"]
+    assert seen["course"] == ["autograded"]  # no gradebook.db, no source/
+    assert seen["grader files"] == []  # hidden once loaded
+    assert seen["repository source"] is False
+    assert set(seen["home"]) <= _put_back_in_home() | {".ipython"}  # IPython's own, made by the kernel
+
+
+def _put_back_in_home() -> set[str]:
+    """The first folder, under home, of each path the jail puts back (Python, the connection file)."""
+    home = Path.home().resolve()
+    kept = map(Path, _kernel.kept_paths(os.path.join(jupyter_runtime_dir(), "kernel.json")))
+    return {path.relative_to(home).parts[0] for path in kept if path.is_relative_to(home)}
+
+
+def test_writes_stay_in_the_kernel_and_the_course_is_out_of_reach(tmp_path):
+    shown, folder = _run(tmp_path, '''
+open("scratch.txt", "w").write("written by the notebook")
+print(open("scratch.txt").read())
+for path in ("../../../gradebook.db", "../../../source/demo/planted.txt", "/usr/lib/planted.txt"):
+    try:
+        open(path, "w").write("x")
+    except OSError as error:
+        print(type(error).__name__, error.errno)
+''')
+    assert shown[0].splitlines() == ["written by the notebook", "PermissionError 13", "FileNotFoundError 2",
+                                     "PermissionError 13"]
+    assert sorted(p.name for p in folder.iterdir()) == ["data.txt"]
+    root = folder.parents[2]
+    assert (root / "gradebook.db").read_text() == "not for students\n"
+    assert sorted(p.name for p in (root / "source" / "demo").iterdir()) == ["demo.ipynb"]
+
+
+def test_a_dead_kernel_costs_only_the_cells_it_did_not_finish(tmp_path):
+    shown, _ = _run(tmp_path, 'print("first")', "import os\nos._exit(7)", 'print("never")')
+    assert shown[0] == "first\n"
+    assert shown[1] == ("KernelDied: The kernel died while this cell ran (exit code 7); "
+                        "the cells after it did not run.")
+    assert shown[2] == "KernelDied: Not run: the kernel died in an earlier cell (exit code 7)."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return b"ipykernel_launcher" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def test_nothing_a_notebook_starts_outlives_it(tmp_path):
+    shown, _ = _run(tmp_path, '''
+import os, time
+read_end, write_end = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.write(write_end, str(os.getpid()).encode())
+        os.closerange(0, 4096)
+        time.sleep(600)
+    os._exit(0)
+os.close(write_end)
+print(os.read(read_end, 32).decode())
+''')
+    pid = int(shown[0])
+    try:
+        deadline = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(pid), "the notebook's daemon still runs after grading"
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_hidden_paths_name_the_course_the_exchange_home_and_repository(tmp_path):
+    config, _ = _course(tmp_path)
+    hidden = _kernel.hidden_paths(config)
+    for path in (tmp_path / "course", tmp_path / "exchange", Path.home(), REPO):
+        assert os.path.realpath(path) in hidden
