@@ -33,8 +33,8 @@ from pathlib import Path
 PROCESSES = 256  # threads count too: XLA's pools need a few dozen
 UID_BASE = 1_000_000  # kernel_uid(pid): no account has it, no other kernel shares it
 UID_ENV = "AUTOGRADER_KERNEL_UID"
-KEY_FILE_ENV = "AUTOGRADER_SEAL_KEY_FILE"  # as autograder._seal names it
-KEY_FD_ENV = "AUTOGRADER_SEAL_KEY_FD"
+KEY_FILE_ENV = "AUTOGRADER_SEAL_KEY_FILE"  # nbgrader_plugins.IssueSeal writes the key there
+KEY_FD_ENV = "AUTOGRADER_SEAL_KEY_FD"  # and the jail moves it into this pipe for autograder._seal
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
 SCRATCH = {"/tmp": "512m", "/var/tmp": "64m", "/dev/shm": "64m"}
 
@@ -78,6 +78,9 @@ def join_pids_cgroup(pid: int) -> Path | None:
         parent = root / "autograder-kernels"
         try:
             parent.mkdir(exist_ok=True)
+            for stale in parent.iterdir():  # of kernels gone without nbgrader's side removing them
+                with contextlib.suppress(OSError):
+                    stale.rmdir()  # refused while a process is still in it
             group = parent / str(pid)
             group.mkdir(exist_ok=True)
             (group / "pids.max").write_text(str(PROCESSES))

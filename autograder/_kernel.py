@@ -66,12 +66,15 @@ def kept_paths(connection_file: str) -> list[str]:
 
 def members(pid: int) -> set[int]:
     """Processes a kernel left: those of its user, and those still in its cgroup."""
-    uid = _jail.kernel_uid(pid)
+    uid = str(_jail.kernel_uid(pid))
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if entry.stat().st_uid == uid:
+            with contextlib.suppress(OSError, StopIteration):
+                # The real uid, from status: the owner of /proc/<pid> is the effective uid, and
+                # root's for a process the kernel made non-dumpable.
+                status = (entry / "status").read_text()
+                if next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1] == uid:
                     found.add(int(entry.name))
     for root in _jail.CGROUP_ROOTS:
         with contextlib.suppress(OSError):

@@ -19,8 +19,10 @@ first in the kernel and:
   now) and gives up root for the user the jail chose, in every thread, so the
   notebook cannot undo any of the above, see the course, or keep privileges.
 
-A kernel that cannot apply a limit keeps going without it: this module never
-stops a notebook from being graded.
+A kernel that cannot apply a limit keeps going without it, with one exception: a
+kernel the jail started that cannot give up root exits before any student cell
+runs (nbgrader then reports the notebook as not graded, with the reason in its
+log), since as root it could undo its confinement.
 """
 
 from __future__ import annotations
@@ -77,7 +79,12 @@ def confine() -> None:
     _grade._sealer = _seal.install(_grade.grade.__code__)
     _integrity.record_baseline()
     if _jail.UID_ENV in os.environ:
-        _become_the_kernels_user(int(os.environ[_jail.UID_ENV]))
+        try:
+            _become_the_kernels_user(int(os.environ[_jail.UID_ENV]))
+        except (OSError, ValueError) as error:
+            # Still root, in a view of the machine it could now undo: stop before any student cell.
+            print(f"autograder: the grading kernel cannot give up root: {error}", file=sys.stderr)
+            os._exit(70)
 
 
 def _become_the_kernels_user(uid: int) -> None:

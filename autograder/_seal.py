@@ -5,8 +5,9 @@ nbgrader scores a test cell by its output, and the kernel that produces the outp
 also runs the student's code. A notebook could therefore put a fake ``autograder``
 in ``sys.modules`` whose ``grade`` prints full points. To stop that, nbgrader's
 process (:class:`autograder.nbgrader_plugins.IssueSeal`) hands each kernel a fresh
-random key in a file that the sandbox reads and deletes before any student cell
-runs; the genuine ``grade`` appends a line sealed with that key; and
+random key in a file, which the jail (:mod:`autograder._jail`) moves into a pipe
+and the sandbox reads before any student cell runs (without the jail, the sandbox
+reads and deletes the file); the genuine ``grade`` appends a line sealed with that key; and
 :class:`autograder.nbgrader_plugins.VerifySeals`, again in nbgrader's process,
 gives zero to a graded cell without a valid seal for its own points.
 
@@ -24,8 +25,8 @@ import re
 import sys
 from pathlib import Path
 
-KEY_FILE_ENV = "AUTOGRADER_SEAL_KEY_FILE"
-KEY_FD_ENV = "AUTOGRADER_SEAL_KEY_FD"  # where autograder._jail moved the key
+from ._jail import KEY_FD_ENV, KEY_FILE_ENV
+
 _LINE = re.compile(r"^\[autograder seal (\S+) (\S+) (\S+) ([0-9a-f]{64})\]$", re.M)
 
 

@@ -7,6 +7,7 @@ runs small notebooks in a scratch course; their cells report what they find. Fas
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -153,3 +154,24 @@ def test_hidden_paths_name_the_course_the_exchange_home_and_repository(tmp_path)
     hidden = _kernel.hidden_paths(config)
     for path in (tmp_path / "course", tmp_path / "exchange", Path.home(), REPO):
         assert os.path.realpath(path) in hidden
+
+
+def test_leftovers_are_found_by_their_user_even_without_a_cgroup():
+    """A process forked by the kernel after it changed user, outside any cgroup of the kernel's."""
+    kernel_pid = 3_999_999  # no such kernel: only the user id ties the child to it
+    child = os.fork()
+    if child == 0:
+        os.setresuid(*[_jail.kernel_uid(kernel_pid)] * 3)
+        time.sleep(60)
+        os._exit(0)
+    try:
+        deadline = time.monotonic() + 5
+        while child not in _kernel.members(kernel_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert child in _kernel.members(kernel_pid)
+        assert _kernel.kill_leftovers(kernel_pid) >= 1
+        assert os.waitpid(child, 0)[1] == signal.SIGKILL
+    finally:
+        with contextlib.suppress(ProcessLookupError, ChildProcessError):
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)

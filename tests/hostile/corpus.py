@@ -10,9 +10,8 @@ nbgrader cannot grade the submission at all (it names the student and goes on).
 nbgrader cannot grade: a pattern of nbgrader's own error for it).
 
 An entry with a :class:`Gap` is one the course does not defend yet: ``scores`` is
-still what a defended course gives, ``gap.today`` what this one gives (or
-``gap.leaks`` what its feedback shows that it must not), and the test of the
-defended behaviour is a strict xfail that flips once the gap is closed.
+still what a defended course gives, ``gap.today`` what this one gives, and the test
+of the defended behaviour is a strict xfail that flips once the gap is closed.
 """
 
 from __future__ import annotations
@@ -65,8 +64,7 @@ class Gap:
     """What the course does not defend yet, and what it does today instead."""
 
     why: str
-    today: Scores | None = None  # the scores today, when they differ from the entry's
-    leaks: str = ""  # what the feedback shows today that it must not: "grader" source or instructor "solutions"
+    today: Scores  # the scores today, which differ from the entry's
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,7 @@ class Hostile:
 
     @property
     def scores_today(self) -> Scores:
-        return self.gap.today if self.gap and self.gap.today is not None else self.scores
+        return self.gap.today if self.gap else self.scores
 
 
 # ---------------------------------------------------------------- sources the entries put in cells
