@@ -10,7 +10,8 @@ Still root and still single-threaded, it:
   with its gradebook, source/ and every submission; the exchange; root's home; the
   course repository) is an empty folder, and ``/tmp``, ``/var/tmp`` and ``/dev/shm``
   are private and small; only each ``--keep`` path (Python, its packages, the
-  grading package, the kernel's connection file) is put back, read-only;
+  grading package, the kernel's connection file) is put back, read-only, unless
+  it holds a hidden folder (the course's root on ``sys.path``, say);
 - puts the notebook's own folder back as an overlay: the kernel sees the student's
   files and may write beside them, but what it writes vanishes with the kernel;
 - moves nbgrader's seal key from its file into a pipe (the file lies in a /tmp
@@ -126,7 +127,9 @@ def enter(cwd: str, hide: list[str], keep: list[str]) -> int:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
     mount(None, "/", None, _MS_REC | _MS_PRIVATE)
 
-    kept = {path: os.open(path, os.O_PATH) for path in sorted(set(keep)) if os.path.exists(path)}
+    hidden = [*hide, *SCRATCH]
+    keep = [path for path in set(keep) if os.path.exists(path) and not any(_within(h, path) for h in hidden)]
+    kept = {path: os.open(path, os.O_PATH) for path in keep}
     cwd_fd = os.open(cwd, os.O_PATH | os.O_DIRECTORY)
     for scratch, size in SCRATCH.items():  # first: the overlay's layers live in the private /tmp
         if os.path.isdir(scratch):
@@ -149,6 +152,11 @@ def enter(cwd: str, hide: list[str], keep: list[str]) -> int:
     for fd in (*kept.values(), cwd_fd):
         os.close(fd)
     return uid
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or inside it: a kept folder must not bring a hidden one back."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _mountpoint(path: str, directory: bool) -> None:

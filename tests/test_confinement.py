@@ -91,6 +91,14 @@ def _put_back_in_home() -> set[str]:
     return {path.relative_to(home).parts[0] for path in kept if path.is_relative_to(home)}
 
 
+def test_a_course_on_sys_path_stays_hidden(tmp_path, monkeypatch):
+    """The jail puts back what Python imports from; a folder there that holds the course must not
+    bring the course back (tests run nbgrader with the repository on PYTHONPATH)."""
+    monkeypatch.syspath_prepend(str(tmp_path / "course"))
+    [shown], _ = _run(tmp_path, LOOK_AROUND)
+    assert json.loads(shown)["course"] == ["autograded"]
+
+
 def test_writes_stay_in_the_kernel_and_the_course_is_out_of_reach(tmp_path):
     shown, folder = _run(tmp_path, '''
 open("scratch.txt", "w").write("written by the notebook")
