@@ -71,18 +71,21 @@ def _bind(source: str, target: str, read_only: bool) -> None:
         mount(None, target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID)
 
 
+def pids_groups(pid: int) -> list[Path]:
+    """Where the ``pids`` cgroup of the kernel ``pid`` lies, under each hierarchy tried."""
+    return [root / "autograder-kernels" / str(pid) for root in CGROUP_ROOTS]
+
+
 def join_pids_cgroup(pid: int) -> Path | None:
     """A fresh ``pids`` cgroup (v1 or v2) for ``pid``, capped at PROCESSES."""
-    for root in CGROUP_ROOTS:
-        if not (root / "cgroup.procs").exists():
+    for group in pids_groups(pid):
+        if not (group.parent.parent / "cgroup.procs").exists():
             continue
-        parent = root / "autograder-kernels"
         try:
-            parent.mkdir(exist_ok=True)
-            for stale in parent.iterdir():  # of kernels gone without nbgrader's side removing them
+            group.parent.mkdir(exist_ok=True)
+            for stale in group.parent.iterdir():  # of kernels gone without nbgrader's side removing them
                 with contextlib.suppress(OSError):
                     stale.rmdir()  # refused while a process is still in it
-            group = parent / str(pid)
             group.mkdir(exist_ok=True)
             (group / "pids.max").write_text(str(PROCESSES))
             (group / "cgroup.procs").write_text(str(pid))
@@ -118,14 +121,20 @@ def _overlay_of_cwd(cwd: str) -> str:
     return f"{layers}/merged"
 
 
+def _private_mount_namespace() -> None:
+    """A mount namespace of this process's own, whose mounts no other process sees."""
+    if _libc.unshare(_CLONE_NEWNS) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"unshare(CLONE_NEWNS): {os.strerror(errno)}")
+    mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+
+
 def enter(cwd: str, hide: list[str], keep: list[str]) -> int:
     """Build the kernel's view of the machine (see the module doc); return its user id."""
     uid = kernel_uid(os.getpid())
     join_pids_cgroup(os.getpid())
     _seal_key_to_pipe()
-    if _libc.unshare(_CLONE_NEWNS) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
-    mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    _private_mount_namespace()
 
     hidden = [*hide, *SCRATCH]
     keep = [path for path in set(keep) if os.path.exists(path) and not any(_within(h, path) for h in hidden)]
@@ -171,10 +180,7 @@ def probe() -> None:
     try:
         if os.geteuid() != 0:
             raise OSError(1, "not running as root")
-        if _libc.unshare(_CLONE_NEWNS) != 0:
-            errno = ctypes.get_errno()
-            raise OSError(errno, f"unshare(CLONE_NEWNS): {os.strerror(errno)}")
-        mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+        _private_mount_namespace()
         empty("/tmp", mode="1777")
     except OSError as error:
         print(error.strerror or error, file=sys.stderr)

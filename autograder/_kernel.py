@@ -76,9 +76,9 @@ def members(pid: int) -> set[int]:
                 status = (entry / "status").read_text()
                 if next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1] == uid:
                     found.add(int(entry.name))
-    for root in _jail.CGROUP_ROOTS:
+    for group in _jail.pids_groups(pid):
         with contextlib.suppress(OSError):
-            found.update(int(p) for p in (root / "autograder-kernels" / str(pid) / "cgroup.procs").read_text().split())
+            found.update(int(p) for p in (group / "cgroup.procs").read_text().split())
     found.discard(os.getpid())
     return found
 
@@ -95,9 +95,9 @@ def kill_leftovers(pid: int) -> int:
                 os.kill(member, signal.SIGKILL)
                 killed += 1
         time.sleep(0.05)
-    for root in _jail.CGROUP_ROOTS:
+    for group in _jail.pids_groups(pid):
         with contextlib.suppress(OSError):
-            (root / "autograder-kernels" / str(pid)).rmdir()
+            group.rmdir()
     return killed
 
 

@@ -33,6 +33,14 @@ def pytest_configure(config):
     )
 
 
+def kernel_child_alive(pid: int) -> bool:
+    """Whether ``pid`` is still a process a notebook forked from its kernel (same command line)."""
+    try:
+        return b"ipykernel_launcher" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def tree_digest(root: Path) -> dict[str, str]:
     """Relative path -> SHA-256 of every file under ``root``."""
     return {

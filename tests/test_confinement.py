@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
 
-from conftest import REPO
+from conftest import REPO, kernel_child_alive
+from hostile.corpus import OUTLIVES_KERNEL
 from jupyter_core.paths import jupyter_runtime_dir
 from nbformat.v4 import new_code_cell, new_notebook
 from traitlets.config import Config
@@ -125,35 +127,16 @@ def test_a_dead_kernel_costs_only_the_cells_it_did_not_finish(tmp_path):
     assert shown[2] == "KernelDied: Not run: the kernel died in an earlier cell (exit code 7)."
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return b"ipykernel_launcher" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
 def test_nothing_a_notebook_starts_outlives_it(tmp_path):
-    shown, _ = _run(tmp_path, '''
-import os, time
-read_end, write_end = os.pipe()
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        os.write(write_end, str(os.getpid()).encode())
-        os.closerange(0, 4096)
-        time.sleep(600)
-    os._exit(0)
-os.close(write_end)
-print(os.read(read_end, 32).decode())
-''')
-    pid = int(shown[0])
+    [shown], _ = _run(tmp_path, OUTLIVES_KERNEL)  # a daemon in a session of its own
+    pid = int(re.search(r"started a process of its own: (\d+)", shown)[1])
     try:
         deadline = time.monotonic() + 5
-        while _alive(pid) and time.monotonic() < deadline:
+        while kernel_child_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _alive(pid), "the notebook's daemon still runs after grading"
+        assert not kernel_child_alive(pid), "the notebook's daemon still runs after grading"
     finally:
-        if _alive(pid):
+        if kernel_child_alive(pid):
             os.kill(pid, signal.SIGKILL)
 
 

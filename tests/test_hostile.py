@@ -37,7 +37,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import COURSE_ASSIGNMENTS, REPO, tree_digest
+from conftest import COURSE_ASSIGNMENTS, REPO, kernel_child_alive, tree_digest
 from hostile.corpus import CORPUS, FULL, NOT_GRADED, PLANTED, VICTIM, Hostile
 from hostile.notebooks import SAMPLES, build
 from nbgrader.api import Gradebook
@@ -197,14 +197,6 @@ def outputs(batch: Batch, student: str, assignment: str) -> str:
     return "\n".join(texts)
 
 
-def _pid_alive(pid: int) -> bool:
-    """Whether ``pid`` is still the process a notebook forked from its kernel (same command line)."""
-    try:
-        return b"ipykernel_launcher" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
 def _survivor(course: cycle.Course) -> int | None:
     """The process id the outlives-kernel entry printed, if it got that far."""
     path = course.root / "autograded" / "h-outlives-kernel" / "branch_repair" / "branch_repair.ipynb"
@@ -215,7 +207,7 @@ def _survivor(course: cycle.Course) -> int | None:
 def _stop_survivor(course: cycle.Course) -> None:
     """Kill what the outlives-kernel entry started, should grading have left it running."""
     pid = _survivor(course)
-    if pid and _pid_alive(pid):
+    if pid and kernel_child_alive(pid):
         os.kill(pid, signal.SIGKILL)
 
 
@@ -438,4 +430,4 @@ def test_a_kernel_cannot_lift_its_memory_and_file_limits(batch):
 def test_no_process_a_notebook_started_outlives_the_batch(batch):
     pid = _survivor(batch.course)
     assert pid is not None, "the entry printed no process id"
-    assert not _pid_alive(pid)
+    assert not kernel_child_alive(pid)
