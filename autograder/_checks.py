@@ -55,3 +55,13 @@ def first_failure(strategy, check, settings=TRACES) -> None:
     search()
     if found:
         raise found[0]
+
+
+def op_by_op(call, *args, **kwargs):
+    """``call(*args, **kwargs)`` with every jit disabled: the student's code run as written,
+    one operation at a time, so no compiler rewrite (on CPU, XLA turns ``x * mask`` into a
+    select) can hide what the mathematics does."""
+    import jax
+
+    with jax.disable_jit():
+        return call(*args, **kwargs)

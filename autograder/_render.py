@@ -19,7 +19,9 @@ def value(x) -> str:
         return "{" + ", ".join(f"{k!r}: {value(v)}" for k, v in x.items()) + "}"
     if isinstance(x, (tuple, list)) and not _is_array(x):
         inner = ", ".join(value(v) for v in x)
-        return f"({inner})" if isinstance(x, tuple) else f"[{inner}]"
+        if isinstance(x, tuple):
+            return f"({inner},)" if len(x) == 1 else f"({inner})"
+        return f"[{inner}]"
     if _is_array(x):
         array = np.asarray(x)
         kind = f"{array.dtype}[{','.join(str(d) for d in array.shape)}]"

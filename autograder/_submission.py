@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from . import _render
@@ -43,9 +44,8 @@ class Submission:
         except PropertyFailure:
             raise
         except Exception as error:  # student code may raise anything; report it, don't crash
-            detail = "it ran out of the grading kernel's memory" if isinstance(error, MemoryError) else _first_line(error)
             raise PropertyFailure(
-                f"`{name}` raised {type(error).__name__}: {detail}",
+                f"`{name}` raised {type(error).__name__}: {describe_error(error)}",
                 example=_render.call(name, args, kwargs),
             ) from None
 
@@ -58,14 +58,53 @@ class Submission:
             return error
         except Exception as error:
             raise PropertyFailure(
-                f"`{name}` should raise {expected.__name__}, but raised {type(error).__name__}: {_first_line(error)}",
+                f"`{name}` should raise {expected.__name__}, but raised {type(error).__name__}: {describe_error(error)}",
                 example=_render.call(name, args, kwargs),
             ) from None
         return None
 
 
+_ADDRESS = re.compile(r"<(function|lambda|class|bound method) ([^>]*?) at 0x[0-9a-fA-F]+>")
+_STATIC_PATH = re.compile(r"passed to the function at path (\w+)")
+
+#: JAX errors a lesson explains: (error class name, text it contains, the lesson's sentence).
+#: ``{arg}`` is the argument JAX names, where it names one.
+_LESSONS = (
+    ("TypeError", "as an abstract array",
+     "jit tried to trace `{arg}`, which is not an array. An argument that chooses the program (a string "
+     "such as a mode) must be declared static: `jax.jit(f, static_argnames=(\"{arg}\",))`."),
+    ("TracerBoolConversionError", "",
+     "a Python `if` (or `and`, `or`, `bool()`) met a traced value. Under jit a value is a tracer with no "
+     "True or False; keep the decision in the program with `lax.cond` or `jnp.where`."),
+    ("NonConcreteBooleanIndexError", "",
+     "`x[mask]` keeps a number of rows that depends on the data, and jit needs fixed shapes; keep every row "
+     "and select with `jnp.where(mask, ..., 0.0)`."),
+    ("TracerIntegerConversionError", "",
+     "`int()` of a traced value: under jit the value is not known while tracing."),
+    ("ConcretizationTypeError", "",
+     "the code needed a concrete Python value from a traced array (`float()`, `int()`, a shape taken from "
+     "data); under jit only shapes and dtypes are known while tracing."),
+    ("ValueError", "Non-hashable static arguments",
+     "a static argument must be hashable (a string, a number, a tuple), because jit keys its cache on it."),
+)
+
+
+def describe_error(error: BaseException) -> str:
+    """One line about an exception from student code: the lesson's words for a JAX error JAX's
+    message would bury, else the message's first line, without memory addresses."""
+    if isinstance(error, MemoryError):
+        return "it ran out of the grading kernel's memory"
+    text = str(error)
+    for cls in type(error).__mro__:
+        for name, contains, lesson in _LESSONS:
+            if cls.__name__ == name and contains in text:
+                found = _STATIC_PATH.search(text)
+                return lesson.format(arg=found.group(1) if found else "that argument")
+    return _first_line(error)
+
+
 def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
+    text = _ADDRESS.sub(r"<\1 \2>", str(error)).strip().splitlines()
     line = text[0] if text else "(no message)"
     return line if len(line) <= 200 else line[:197] + "..."
 

@@ -1,14 +1,24 @@
 """Independent trace evidence: JAX's own monitoring events, not the student's word.
 
 JAX fires ``/jax/core/compile/jaxpr_trace_duration`` once per top-level trace of a
-jitted function. Eager operations fire it too, named after their primitive; those
-are not traces of the student's program and are left out.
+jitted function. Eager ``jnp`` operations fire it too, because JAX runs them as small
+jitted functions of its own (``multiply``, ``_reduce_sum``, ``_where``, ``_pad``...);
+their names are not a fixed list, so a trace is attributed by *which function* JAX
+traced: the event is recorded inside ``_trace_for_jit(fun, ...)``, and a ``fun``
+defined inside the ``jax`` package is JAX's own eager work, not the student's program.
+
+Whether something is jitted is judged by evidence too, never by the object's class:
+after a cache reset, the first call at a signature must trace the student's code, and
+every later call at that signature must not (:class:`SignatureAudit`).
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
+
 import jax
-from jax.extend.core import Primitive, primitives
 
 from . import _render
 from ._results import PropertyFailure
@@ -17,17 +27,54 @@ _TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 #: Sent through JAX's monitoring at the end of every observation: if it does not
 #: arrive, the code under observation removed or bypassed the grader's listener.
 _CANARY = "<autograder canary>"
-_PRIMITIVE_NAMES = frozenset(p.name for p in vars(primitives).values() if isinstance(p, Primitive))
-#: The type of what ``jax.jit`` returns (a C++ type: it cannot be subclassed or faked).
-_JITTED = type(jax.jit(lambda x: x))
+_JAX_FOLDER = os.path.dirname(jax.__file__) + os.sep
+#: The JAX function that records the trace event, holding the traced function as ``fun``.
+_TRACING_FRAME = "_trace_for_jit"
+_MAX_DEPTH = 12
+
+
+def _traced_function():
+    """The Python function JAX is tracing when its trace event fires, or None if unknown."""
+    frame = sys._getframe(2)
+    for _ in range(_MAX_DEPTH):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == _TRACING_FRAME and frame.f_code.co_filename.startswith(_JAX_FOLDER):
+            return frame.f_locals.get("fun")
+        frame = frame.f_back
+    return None
+
+
+def _unwrap(fn):
+    """The function under partials and ``functools.wraps`` layers (vmap, custom wrappers)."""
+    for _ in range(20):
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        elif getattr(fn, "__wrapped__", None) is not None:
+            fn = fn.__wrapped__
+        else:
+            break
+    return fn
+
+
+def is_jax_internal(fn) -> bool:
+    """Whether ``fn`` is one of JAX's own functions (an eager operation's small program)."""
+    code = getattr(_unwrap(fn), "__code__", None)
+    if code is None:  # a builtin or an object without Python code: not the student's source
+        module = getattr(_unwrap(fn), "__module__", "") or ""
+        return module == "jax" or module.startswith(("jax.", "jaxlib"))
+    return code.co_filename.startswith(_JAX_FOLDER)
 
 
 class TraceLog:
-    """Counts traces of jitted functions while it is active (a context manager).
+    """Records the traces of the student's code while it is active (a context manager).
 
     >>> with TraceLog() as log:
     ...     f(x)
-    >>> log.count
+    >>> log.count, log.names
+
+    Eager JAX operations inside the block (building an array, ``jnp.sum`` outside
+    ``jit``) trace JAX's own small programs; they are not counted.
     """
 
     def __init__(self):
@@ -35,13 +82,15 @@ class TraceLog:
         self._canary_seen = False
 
     def _listen(self, event, duration_secs, **kwargs):
-        name = kwargs.get("fun_name", "")
         if event != _TRACE_EVENT:
             return
-        if name == _CANARY:
+        if kwargs.get("fun_name") == _CANARY:
             self._canary_seen = True
-        elif name not in _PRIMITIVE_NAMES:
-            self.names.append(name)
+            return
+        fn = _traced_function()
+        if fn is not None and is_jax_internal(fn):
+            return
+        self.names.append(kwargs.get("fun_name", "?"))
 
     def __enter__(self) -> "TraceLog":
         jax.monitoring.register_event_duration_secs_listener(self._listen)
@@ -65,22 +114,111 @@ class TraceLog:
 
 
 def traces_during(fn, *args, **kwargs):
-    """Call ``fn`` and return ``(result, number of traces it caused)``."""
+    """Call ``fn`` and return ``(result, number of traces of the student's code it caused)``."""
     with TraceLog() as log:
         result = fn(*args, **kwargs)
     return result, log.count
 
 
-def is_jitted(fn) -> bool:
-    """Whether ``fn`` is what ``jax.jit`` returns, not a look-alike with ``trace`` and ``lower``
-    whose calls the grader cannot see into."""
-    return isinstance(fn, _JITTED)
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def require_jitted(fn, name: str, expected: str) -> None:
-    """Fail, naming ``name`` and what it is instead, unless ``fn`` is jax.jit-compiled."""
-    if not is_jitted(fn):
-        raise PropertyFailure(
-            f"`{name}` is {_render.kind(fn)}, not a jax.jit-compiled function, so there is no trace to reuse.",
-            expected=expected,
-        )
+#: Why a function traces on every call although its signature repeats.
+_EVERY_CALL = (
+    "It traces on every call: a `jax.jit` (or a lambda or `functools.partial` handed to it) created inside the "
+    "call is a new function each time, and jit's cache is keyed on the function, so it never hits. Build the "
+    "jitted function once, at top level."
+)
+
+
+class Retraced(PropertyFailure):
+    """A trace at a signature already traced; ``cure`` is the sentence that explains it."""
+
+    def __init__(self, problem: str, *, cure: str, **parts):
+        super().__init__(problem, **parts)
+        self.cure = cure
+
+
+class SignatureAudit:
+    """Trace behaviour of one student function, measured call by call.
+
+    ``start()`` clears JAX's caches, so every signature is new again. Then each
+    ``call(signature, *args, **kwargs)`` is measured (``signature`` is a short text
+    such as ``"float32[3], mode='sum'"``): the first call at a signature must trace
+    the student's code (else the function is not compiled with jit, or hides its
+    trace), and no later call at that signature may trace. A call that raises is
+    not counted: its mistake belongs to the value properties. ``finish()`` fails
+    only when no call at all could be observed.
+    """
+
+    def __init__(self, submission, name: str, fix: str):
+        self.submission = submission
+        self.name = name
+        self.fix = fix  # the lesson's cure for a retrace at a repeated signature
+        self.first_calls: dict[str, str] = {}  # signature -> the rendered first call
+        self.calls = 0
+        self.first_error: PropertyFailure | None = None
+
+    def start(self) -> "SignatureAudit":
+        jax.clear_caches()
+        return self
+
+    def _measure(self, *args, **kwargs):
+        return traces_during(self.submission.call, self.name, *args, **kwargs)
+
+    def call(self, signature: str, *args, **kwargs):
+        """Make one measured call; return its result, or None when the call raised."""
+        text = _render.call(self.name, args, kwargs)
+        try:
+            result, traces = self._measure(*args, **kwargs)
+        except PropertyFailure as failure:
+            if failure.problem.startswith("Tampering"):
+                raise
+            if self.first_error is None:
+                self.first_error = failure
+            return None
+        self.calls += 1
+        first = self.first_calls.get(signature)
+        if first is None:
+            self.first_calls[signature] = text
+            if not traces:
+                raise PropertyFailure(
+                    f"`{self.name}` ran at a signature it had never seen ({signature}) and JAX traced none of "
+                    "your code: it is not compiled with `jax.jit` (or its trace is hidden), so there is no "
+                    "compiled program to reuse.",
+                    example=text,
+                    got="0 traces on the first call at a new signature",
+                    expected="one trace on the first call at a signature, none on repeats",
+                )
+            return result
+        if traces:
+            _, again = self._measure(*args, **kwargs)  # once more, to tell "every call" from "this call"
+            cure = _EVERY_CALL if again else self.fix
+            raise Retraced(
+                f"`{self.name}` traced again ({_plural(traces, 'new trace')}) at a signature it had already "
+                f"traced ({signature}). {cure}",
+                cure=cure,
+                example=f"{first}, later {text}" + (", and again the same call" if again else ""),
+                got=f"{_plural(traces, 'trace')} on the repeated call" + (f", {_plural(again, 'trace')} on the next" if again else ""),
+                expected="no new trace at a signature already traced",
+            )
+        return result
+
+    def finish(self) -> None:
+        """Fail if no call could be observed at all (every call raised)."""
+        if not self.calls and self.first_error is not None:
+            raise PropertyFailure(
+                f"No trace of `{self.name}` could be observed, because every call raised. {self.first_error.problem}",
+                example=self.first_error.example,
+            )
+
+
+def signature_of(x) -> str:
+    """What jit keys a call on for one argument: dtype, shape and weak type, e.g. ``float32[8]``."""
+    try:
+        aval = jax.typeof(x)
+    except TypeError:
+        return _render.kind(x)
+    weak = " (weakly typed)" if getattr(aval, "weak_type", False) else ""
+    return f"{aval.dtype}[{','.join(str(d) for d in aval.shape)}]{weak}"

@@ -13,7 +13,7 @@ from autograder._registry import prop
 from autograder._results import PropertyFailure
 from autograder._settings import VALUES
 from autograder._strategies import SHAPES, float32_values
-from autograder._traces import require_jitted, traces_during
+from autograder._traces import SignatureAudit, signature_of
 
 #: Gains exactly representable in float32, so a Python float and a 0-d float32
 #: array always agree about ``gain > 1``. The boundary 1.0 has its own property.
@@ -23,8 +23,13 @@ _VALUES = float32_values()
 
 def _meaning(values: np.ndarray, gain: float) -> tuple[float, float]:
     """The branch's eager meaning, and the magnitude to judge float32 error by."""
+    return _side(values, above=gain > 1.0)
+
+
+def _side(values: np.ndarray, above: bool) -> tuple[float, float]:
+    """One side of the branch: the sum of squares above the threshold, else the plain sum."""
     v = values.astype(np.float64)
-    if gain > 1.0:
+    if above:
         return float(np.sum(v**2)), float(np.sum(v**2))
     return float(np.sum(v)), float(np.sum(np.abs(v)))
 
@@ -112,19 +117,48 @@ def test_repaired_matches_branch(submission):
     check()
 
 
+#: The smallest float32 above the threshold.
+_JUST_ABOVE = float(np.nextafter(np.float32(1.0), np.float32(2.0)))
+
+
+def _wrong_side(submission, values: np.ndarray, gain: float) -> str:
+    """A sentence when `repaired` gives the other side's value at ``gain``, else nothing."""
+    array = jax.device_put(values)
+    other, magnitude = _side(values, above=not gain > 1.0)
+    for form in _gain_forms(gain):
+        try:
+            got = scalar(submission.call("repaired", array, form), "repaired")
+        except PropertyFailure:
+            return ""
+        if not close(got, other, magnitude):
+            return ""
+    if gain == 1.0:
+        return ("`repaired` treats a gain of exactly 1.0 as above the threshold: the lesson's branch is strict, "
+                "`gain > 1.`, so 1.0 gives `sum(values)`. `>=` moves 1.0 to the other side.")
+    return (f"`repaired` treats {gain!r}, the next float32 above 1.0, as not above the threshold. The threshold is "
+            "exactly 1.0: a tolerance such as `gain > 1. + 1e-6` moves it, and every gain above 1.0 must give "
+            "the sum of squares.")
+
+
 @prop(
     group="repair",
     points=1,
-    title="at the boundary, gain == 1.0 is not above the threshold",
-    hint="The lesson's branch is `gain > 1.`, strict: at exactly 1.0 it returns `sum(values)`. "
-    "Check the comparison operator.",
+    title="at the boundary: exactly 1.0 is not above the threshold, the next float32 above it is",
+    hint="The lesson's branch is `gain > 1.`, strict and exact: at 1.0 it returns `sum(values)`, and any gain "
+    "above 1.0, however close, returns the sum of squares. Compare with `>` against 1.0 and no tolerance.",
 )
 def test_boundary_gain_one(submission):
     submission.function("repaired")
-    just_above = float(np.nextafter(np.float32(1.0), np.float32(2.0)))
     for values in (np.array([-1.5, 2.0, 3.0], np.float32), np.arange(4, dtype=np.float32)):
-        for gain in (1.0, just_above):
-            _check_repaired(submission, values, gain)
+        for gain in (1.0, _JUST_ABOVE):
+            try:
+                _check_repaired(submission, values, gain)
+            except PropertyFailure as failure:
+                cause = _wrong_side(submission, values, gain)
+                if cause:
+                    raise PropertyFailure(cause, example=failure.example, got=failure.got,
+                                          expected=failure.expected) from None
+                raise
 
 
 @prop(
@@ -135,22 +169,21 @@ def test_boundary_gain_one(submission):
     "threshold share one compiled program. Making `gain` static compiles one program per gain value.",
 )
 def test_gain_stays_dynamic(submission):
-    repaired = submission.get("repaired")
-    require_jitted(repaired, "repaired", "repaired = jax.jit(...) with gain a traced argument")
+    submission.function("repaired")
+    audit = SignatureAudit(
+        submission, "repaired",
+        "`gain` is runtime data: a new gain, on either side of the threshold, must reuse the program. A static "
+        "`gain` compiles one program per gain value.",
+    ).start()
 
     def check(case):
         values, low, high = case
         array = jax.device_put(values)
-        submission.call("repaired", array, low)
-        _, traces = traces_during(submission.call, "repaired", array, high)
-        if traces:
-            raise PropertyFailure(
-                f"`repaired` traced again ({traces} new trace(s)) when only `gain` changed.",
-                example=f"{_render.call('repaired', (array, low))}, then {_render.call('repaired', (array, high))}",
-                got=f"{traces} new trace(s) on the second call",
-                expected="no new trace",
-            )
+        signature = f"values {signature_of(array)}, gain a Python float"
+        audit.call(signature, array, low)
+        audit.call(signature, array, high)
 
     low_gains = st.floats(-10.0, 1.0, width=32)
     high_gains = st.floats(1.0, 10.0, exclude_min=True, width=32)
     first_failure(st.tuples(float32_values(SHAPES), low_gains, high_gains), check)
+    audit.finish()

@@ -15,12 +15,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder import _render
-from autograder._checks import close, first_failure, scalar
+from autograder._checks import close, first_failure, op_by_op, scalar
 from autograder._registry import prop
 from autograder._results import PropertyFailure
 from autograder._settings import VALUES
 from autograder._strategies import GARBAGE, vectors
-from autograder._traces import require_jitted, traces_during
+from autograder._traces import Retraced, SignatureAudit, signature_of
 
 #: Padded sizes the graders use: every (size, length) pair is a new shape for the
 #: student's eager padding, and every size one compile of `masked_score`.
@@ -56,13 +56,14 @@ def _overflowing():
 
 
 def _garbage_batches():
-    """``(size, values, garbage)``: n < size real values and size - n garbage fillers."""
+    """``(values, mask, garbage)``: a size from SIZES, any bool mask of that size (real rows
+    anywhere, possibly none), float32 values for every row and garbage for the unmasked ones."""
     return st.sampled_from(SIZES).flatmap(
-        lambda size: st.integers(1, size - 1).flatmap(
-            lambda n: st.tuples(
-                st.just(size),
-                vectors(n, bound=_BOUND),
-                st.lists(GARBAGE, min_size=size - n, max_size=size - n),
+        lambda size: st.lists(st.booleans(), min_size=size, max_size=size).flatmap(
+            lambda mask: st.tuples(
+                vectors(size, bound=_BOUND),
+                st.just(np.array(mask, dtype=bool)),
+                st.lists(GARBAGE, min_size=size, max_size=size),
             )
         )
     )
@@ -105,18 +106,26 @@ def _count(n: int) -> str:
     return f"{n} value" if n == 1 else f"{n} values"
 
 
-def _require_jitted(masked_score) -> None:
-    require_jitted(masked_score, "masked_score", "`masked_score` built once with jax.jit, at top level")
+def _scores(submission, padded, mask) -> tuple[str, float, float]:
+    """``masked_score(padded, mask)`` compiled and run op by op: (the call, compiled, op by op).
+
+    Both must be right: the compiled result alone can hide a mistake in the arithmetic
+    (on CPU, XLA rewrites ``x * mask`` into a select, so a nan never shows there)."""
+    text = _render.call("masked_score", (padded, mask))
+    compiled = scalar(submission.call("masked_score", padded, mask), text)
+    eager = scalar(op_by_op(submission.call, "masked_score", padded, mask), text)
+    return text, compiled, eager
 
 
-def _signature(x) -> str:
-    """What jit keys a call on for one argument: dtype, shape and weak type."""
-    try:
-        aval = jax.typeof(x)
-    except TypeError:
-        return _render.kind(x)
-    weak = " (weakly typed)" if getattr(aval, "weak_type", False) else ""
-    return f"{aval.dtype}[{','.join(str(d) for d in aval.shape)}]{weak}"
+def _only_compiled_right(compiled: float, expected: float, magnitude: float) -> str:
+    """A sentence for a score right only after XLA's rewrite, else nothing."""
+    if not close(compiled, expected, magnitude):
+        return ""
+    return (
+        " The compiled `masked_score` happens to be right, because XLA on this CPU rewrites a product with "
+        "a bool mask into a selection; run op by op (under `jax.disable_jit()`), your arithmetic gives the "
+        "wrong value. Multiplying by the mask is not selecting: select with `jnp.where`."
+    )
 
 
 @prop(
@@ -226,16 +235,18 @@ def test_objective_preserved(submission):
         args = (jax.device_put(values), size)
         text = _render.call("pad_batch", args)
         padded, mask = _pair(submission.call("pad_batch", *args), text)
-        got = scalar(submission.call("masked_score", padded, mask), _render.call("masked_score", (padded, mask)))
+        _, compiled, eager = _scores(submission, padded, mask)
         expected, magnitude = _objective(values)
-        if not close(got, expected, magnitude):
-            raise PropertyFailure(
-                "`masked_score(*pad_batch(v, size))` gives the wrong objective."
-                + _padded_rows_note(got, expected, size - len(values)),
-                example=f"masked_score(*{text}), where pad_batch returned {_render.value((padded, mask))}",
-                got=repr(got),
-                expected=repr(expected),
-            )
+        for got, how in ((compiled, ""), (eager, " run op by op")):
+            if not close(got, expected, magnitude):
+                raise PropertyFailure(
+                    f"`masked_score(*pad_batch(v, size))`{how} gives the wrong objective."
+                    + _padded_rows_note(got, expected, size - len(values))
+                    + (_only_compiled_right(compiled, expected, magnitude) if how else ""),
+                    example=f"masked_score(*{text}), where pad_batch returned {_render.value((padded, mask))}",
+                    got=repr(got),
+                    expected=repr(expected),
+                )
 
     check()
 
@@ -243,37 +254,42 @@ def test_objective_preserved(submission):
 @prop(
     group="objective",
     points=1,
-    title="`masked_score` ignores whatever the padded rows hold (nan, inf, huge numbers)",
-    hint="Padded rows may hold anything. Select the real rows' terms with `jnp.where`: arithmetic with a float "
-    "mask keeps nan (0. * nan and 0. * inf are nan), and masking the values before `+ 1` still counts a one "
-    "per padded row.",
+    title="`masked_score` sums exactly the rows its mask marks, whatever the other rows hold (nan, inf, huge)",
+    hint="The mask may mark any rows, or none (a score of 0.0), and unmarked rows may hold anything. Compute "
+    "every row's term, then select the marked terms with `jnp.where`: arithmetic with the mask keeps nan "
+    "(0. * nan and 0. * inf are nan), masking the values before `+ 1` still counts a one per unmarked row, "
+    "and counting the True rows assumes they come first.",
 )
 def test_garbage_in_padding_ignored(submission):
     @VALUES
     @given(case=_garbage_batches())
-    @example(case=(8, _FIVE, [np.nan, np.inf, -np.inf]))
-    @example(case=(4, np.array([1.5], np.float32), [3.0e30, -3.0e30, 0.0]))
+    @example(case=(np.pad(_FIVE, (0, 3)), np.arange(8) < 5, [np.nan] * 5 + [np.nan, np.inf, -np.inf]))
+    @example(case=(np.array([1.5, 2.0, -1.0, 4.0], np.float32), np.array([False, True, False, True]),
+                   [3.0e30, 0.0, -3.0e30, 0.0]))
+    @example(case=(np.ones(4, np.float32), np.zeros(4, bool), [np.nan, 1.0, np.inf, 2.0]))
     def check(case):
-        size, values, garbage = case
-        n = len(values)
+        values, mask, garbage = case
         # Built here, not by the student's pad_batch: this property is about masked_score alone.
-        padded = jax.device_put(np.concatenate([values, np.asarray(garbage, np.float32)]))
-        mask = jax.device_put(np.arange(size) < n)
-        text = _render.call("masked_score", (padded, mask))
-        got = scalar(submission.call("masked_score", padded, mask), text)
-        expected, magnitude = _objective(values)
-        if close(got, expected, magnitude):
-            return
-        if not math.isfinite(got):
-            problem = (
-                f"`masked_score` returned {got!r} when the padded rows hold garbage: "
-                "a padded row's term reached the sum."
-            )
-        else:
-            problem = "`masked_score` gives the wrong objective when the padded rows hold garbage." + _padded_rows_note(
-                got, expected, size - n
-            )
-        raise PropertyFailure(problem, example=text, got=repr(got), expected=repr(expected))
+        padded = jax.device_put(np.where(mask, values, np.asarray(garbage, np.float32)))
+        mask_array = jax.device_put(mask)
+        text, compiled, eager = _scores(submission, padded, mask_array)
+        expected, magnitude = _objective(values[mask])
+        for got, how in ((compiled, ""), (eager, " run op by op")):
+            if close(got, expected, magnitude):
+                continue
+            rows = [int(i) for i in np.flatnonzero(mask)]
+            marked = f"rows {rows}" if rows else "no row"
+            if not math.isfinite(got):
+                problem = (
+                    f"`masked_score`{how} returned {got!r} when the mask marks {marked} and the other rows hold "
+                    "garbage: an unmarked row's term reached the sum."
+                )
+            else:
+                problem = (f"`masked_score`{how} gives the wrong objective when the mask marks {marked} and the "
+                           "other rows hold garbage.") + _padded_rows_note(got, expected, int((~mask).sum()))
+            if how:
+                problem += _only_compiled_right(compiled, expected, magnitude)
+            raise PropertyFailure(problem, example=text, got=repr(got), expected=repr(expected))
 
     check()
 
@@ -287,16 +303,11 @@ def test_garbage_in_padding_ignored(submission):
     "`jnp.full(size, 0.)`, which is weakly typed), and `masked_score` is built once, with `jax.jit`, at top level.",
 )
 def test_lengths_share_one_trace(submission):
-    masked_score = submission.get("masked_score")
-    _require_jitted(masked_score)
-    # Earlier cells and properties may already have compiled other signatures; start
-    # from an empty cache so a second signature shows as a trace every time this runs.
-    if callable(getattr(masked_score, "clear_cache", None)):
-        masked_score.clear_cache()
-
-    # The first call after the cold start may trace; every later call, in this example
-    # or a later one, pads to the same size and must reuse that program.
-    warm: list[tuple[int, str, list[str]]] = []
+    submission.function("masked_score")
+    audit = SignatureAudit(submission, "masked_score", "Build it once, with `jax.jit`, at top level.").start()
+    # After the cold start, the first call may trace; every later call pads to the same
+    # size and must reuse that program (the audit checks both, by JAX's events).
+    first: list[tuple[int, str, list[str]]] = []
 
     def check(case):
         lengths, values = case
@@ -304,19 +315,18 @@ def test_lengths_share_one_trace(submission):
             args = (jax.device_put(values[:n]), TRACE_SIZE)
             text = _render.call("pad_batch", args)
             pair = _pair(submission.call("pad_batch", *args), text)
-            call = (n, text, [_signature(x) for x in pair])
-            if not warm:
-                submission.call("masked_score", *pair)
-                warm.append(call)
-                continue
-            _, traces = traces_during(submission.call, "masked_score", *pair)
-            if traces:
-                raise _retraced(TRACE_SIZE, warm[0], call, traces)
+            call = (n, text, [signature_of(x) for x in pair])
+            first.extend([] if first else [call])
+            try:
+                audit.call(f"every batch padded to {TRACE_SIZE} rows", *pair)
+            except Retraced as failure:
+                raise _retraced(TRACE_SIZE, first[0], call, failure) from None
 
     first_failure(_every_length(), check)
+    audit.finish()
 
 
-def _retraced(size: int, before: tuple, after: tuple, traces: int) -> PropertyFailure:
+def _retraced(size: int, before: tuple, after: tuple, failure: Retraced) -> PropertyFailure:
     """The failure for a new trace at a size already compiled, saying what changed."""
     (n_before, text_before, sig_before), (n_after, text_after, sig_after) = before, after
     if n_before != n_after:
@@ -333,11 +343,11 @@ def _retraced(size: int, before: tuple, after: tuple, traces: int) -> PropertyFa
     else:
         why = (
             f"`pad_batch` returned the same signature both times (padded {sig_after[0]}, mask {sig_after[1]}), "
-            "so the new trace comes from `masked_score` itself."
-        )
+            f"so the new trace comes from `masked_score` itself. {failure.cure}"
+        ).rstrip()
     return PropertyFailure(
-        f"`masked_score` traced again ({traces} new trace(s)) {when}. {why}",
+        f"`masked_score` traced again {when}. {why}",
         example=f"masked_score(*{text_before}), then masked_score(*{text_after})",
-        got=f"{traces} new trace(s) on the second call",
+        got=failure.got,
         expected=f"no new trace: one compiled program for every length at size {size}",
     )

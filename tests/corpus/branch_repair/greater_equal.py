@@ -4,7 +4,7 @@ import jax.numpy as jnp
 
 FAILS = {"boundary_gain_one"}
 SCORE = 5
-MESSAGE = r"for a gain at or below the threshold"
+MESSAGE = r"treats a gain of exactly 1\.0 as above the threshold"
 
 
 def broken_branch(values, gain):

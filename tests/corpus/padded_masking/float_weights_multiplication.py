@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 FAILS = {"garbage_in_padding_ignored"}
 SCORE = 5
-MESSAGE = r"`masked_score` returned nan when the padded rows hold garbage"
+MESSAGE = r"`masked_score` returned nan when the mask marks rows \[0, 1, 2, 3, 4\] and the other rows hold garbage"
 
 
 def pad_batch(values, size):

@@ -1,19 +1,16 @@
 """Masking by multiplying with the bool mask: `jnp.sum(mask * (values + 1.) ** 2)`.
 
-The lesson warns that 0 * nan and 0 * inf are nan, and this looks like it should leak
-garbage. It does not here: jnp.multiply is jitted, and XLA's algebraic simplifier
-rewrites `convert(bool mask) * x` into `select(mask, x, 0)`, so nan/inf padding never
-reaches the sum (measured with the pinned jax/jaxlib 0.10.2 on CPU, under jit and
-eagerly). The answer is observably right, so it keeps every point; if a new XLA stops
-doing that rewrite, this file fails and the expectation must be revisited.
-Compare `float_weights_multiplication.py`, where the 0/1 weights are floats already.
+The notebook forbids it: 0 * nan and 0 * inf are nan. Compiled on CPU the mistake hides,
+because XLA rewrites `convert(bool mask) * x` into `select(mask, x, 0)`; run op by op, as
+written, a nan in an unmarked row reaches the sum. The grade judges the arithmetic the
+student wrote, so the garbage property fails and names the rewrite.
 """
 import jax
 import jax.numpy as jnp
 
-FAILS = set()
-SCORE = 6
-MESSAGE = r"padded_masking / objective: 3 of 3 points"
+FAILS = {"garbage_in_padding_ignored"}
+SCORE = 5
+MESSAGE = r"run op by op returned nan.*XLA on this CPU rewrites a product with a bool mask"
 
 
 def pad_batch(values, size):

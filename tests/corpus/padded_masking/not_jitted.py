@@ -3,7 +3,7 @@ import jax.numpy as jnp
 
 FAILS = {"lengths_share_one_trace"}
 SCORE = 5
-MESSAGE = r"`masked_score` is a plain Python function, not a jax\.jit-compiled function"
+MESSAGE = r"JAX traced none of your code: it is not compiled with `jax\.jit`"
 
 
 def pad_batch(values, size):
