@@ -57,11 +57,15 @@ def first_failure(strategy, check, settings=TRACES) -> None:
         raise found[0]
 
 
-def op_by_op(call, *args, **kwargs):
-    """``call(*args, **kwargs)`` with every jit disabled: the student's code run as written,
-    one operation at a time, so no compiler rewrite (on CPU, XLA turns ``x * mask`` into a
-    select) can hide what the mathematics does."""
+def op_by_op(call, *args):
+    """``call(*args)`` with every jit disabled: the student's code run as written, one
+    operation at a time, so no compiler rewrite (on CPU, XLA turns ``x * mask`` into a
+    select) can hide what the mathematics does. Python numbers are passed as the weakly
+    typed arrays jit would make of them (so ``(gain > 1.).astype(...)`` works as under
+    jit); use it only for functions whose arguments are all dynamic."""
     import jax
+    import jax.numpy as jnp
 
+    arrays = [jnp.asarray(a) if isinstance(a, (bool, int, float)) else a for a in args]
     with jax.disable_jit():
-        return call(*args, **kwargs)
+        return call(*arrays)

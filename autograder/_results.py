@@ -27,6 +27,10 @@ class PropertyFailure(AssertionError):
         return "\n".join(parts)
 
 
+class CallRaised(PropertyFailure):
+    """A student's function raised while a property called it (the problem names the call)."""
+
+
 @dataclass(frozen=True)
 class Property:
     """One graded property: a pytest test function plus what grading needs to know."""

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from . import _render
-from ._results import PropertyFailure
+from ._results import CallRaised, PropertyFailure
 
 
 class Submission:
@@ -44,7 +44,7 @@ class Submission:
         except PropertyFailure:
             raise
         except Exception as error:  # student code may raise anything; report it, don't crash
-            raise PropertyFailure(
+            raise CallRaised(
                 f"`{name}` raised {type(error).__name__}: {describe_error(error)}",
                 example=_render.call(name, args, kwargs),
             ) from None

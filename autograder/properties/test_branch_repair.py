@@ -8,7 +8,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder import _render
-from autograder._checks import close, first_failure, scalar
+from autograder._checks import close, first_failure, op_by_op, scalar
 from autograder._registry import prop
 from autograder._results import PropertyFailure
 from autograder._settings import VALUES
@@ -23,13 +23,8 @@ _VALUES = float32_values()
 
 def _meaning(values: np.ndarray, gain: float) -> tuple[float, float]:
     """The branch's eager meaning, and the magnitude to judge float32 error by."""
-    return _side(values, above=gain > 1.0)
-
-
-def _side(values: np.ndarray, above: bool) -> tuple[float, float]:
-    """One side of the branch: the sum of squares above the threshold, else the plain sum."""
     v = values.astype(np.float64)
-    if above:
+    if gain > 1.0:
         return float(np.sum(v**2)), float(np.sum(v**2))
     return float(np.sum(v)), float(np.sum(np.abs(v)))
 
@@ -44,11 +39,15 @@ def _check_repaired(submission, values: np.ndarray, gain: float) -> None:
     array = jax.device_put(values)
     for form in _gain_forms(gain):
         text = _render.call("repaired", (array, form))
-        got = scalar(submission.call("repaired", array, form), text)
-        if not close(got, expected, magnitude):
+        compiled = scalar(submission.call("repaired", array, form), text)
+        # Run as written too: XLA may rewrite a 0/1-weighted blend into a select and hide its nan.
+        eager = scalar(op_by_op(submission.call, "repaired", array, form), text)
+        for got, how in ((compiled, ""), (eager, " run op by op (under `jax.disable_jit()`)")):
+            if close(got, expected, magnitude):
+                continue
             side = "above" if gain > 1.0 else "at or below"
             raise PropertyFailure(
-                f"`repaired` gives the wrong result for a gain {side} the threshold 1.0.",
+                f"`repaired`{how} gives the wrong result for a gain {side} the threshold 1.0.",
                 example=text,
                 got=repr(got),
                 expected=repr(expected),
@@ -102,7 +101,8 @@ def test_broken_branch_fails_under_jit(submission):
     points=2,
     title="`repaired` matches the branch for any gain, as a Python float or a 0-d array",
     hint="`sum(values ** 2)` when gain > 1, else `sum(values)`; with `lax.cond(gain > 1., ...)` or `jnp.where` "
-    "the decision stays in the compiled program, so any gain, float or array, works.",
+    "the decision stays in the compiled program, so any gain, float or array, works. A 0/1-weighted blend of "
+    "both sides is not a choice: where the unused side overflows to inf, 0 * inf is nan.",
 )
 def test_repaired_matches_branch(submission):
     submission.function("repaired")
@@ -111,6 +111,8 @@ def test_repaired_matches_branch(submission):
     @given(values=_VALUES, gain=_GAINS)
     @example(values=np.arange(8, dtype=np.float32), gain=0.5)
     @example(values=np.arange(8, dtype=np.float32), gain=2.0)
+    # squares overflow to inf on the side not taken: a 0/1-weighted blend of the two sides gives nan
+    @example(values=np.array([3.0e19, 1.0e19, -2.0], np.float32), gain=0.5)
     def check(values, gain):
         _check_repaired(submission, values, gain)
 
@@ -121,44 +123,47 @@ def test_repaired_matches_branch(submission):
 _JUST_ABOVE = float(np.nextafter(np.float32(1.0), np.float32(2.0)))
 
 
-def _wrong_side(submission, values: np.ndarray, gain: float) -> str:
-    """A sentence when `repaired` gives the other side's value at ``gain``, else nothing."""
-    array = jax.device_put(values)
-    other, magnitude = _side(values, above=not gain > 1.0)
-    for form in _gain_forms(gain):
-        try:
-            got = scalar(submission.call("repaired", array, form), "repaired")
-        except PropertyFailure:
-            return ""
-        if not close(got, other, magnitude):
-            return ""
-    if gain == 1.0:
-        return ("`repaired` treats a gain of exactly 1.0 as above the threshold: the lesson's branch is strict, "
-                "`gain > 1.`, so 1.0 gives `sum(values)`. `>=` moves 1.0 to the other side.")
-    return (f"`repaired` treats {gain!r}, the next float32 above 1.0, as not above the threshold. The threshold is "
-            "exactly 1.0: a tolerance such as `gain > 1. + 1e-6` moves it, and every gain above 1.0 must give "
-            "the sum of squares.")
-
-
 @prop(
     group="repair",
     points=1,
     title="at the boundary: exactly 1.0 is not above the threshold, the next float32 above it is",
-    hint="The lesson's branch is `gain > 1.`, strict and exact: at 1.0 it returns `sum(values)`, and any gain "
-    "above 1.0, however close, returns the sum of squares. Compare with `>` against 1.0 and no tolerance.",
+    hint="The lesson's branch is `gain > 1.`, strict and exact: at 1.0 it takes the `sum(values)` side, and any "
+    "gain above 1.0, however close, takes the sum-of-squares side. Compare with `>` against 1.0, no tolerance.",
 )
 def test_boundary_gain_one(submission):
+    """Which side each boundary gain lands on, judged against the submission's own two sides
+    (at 0.5 and at 2.0), so a mistake inside a side is left to the property above."""
     submission.function("repaired")
     for values in (np.array([-1.5, 2.0, 3.0], np.float32), np.arange(4, dtype=np.float32)):
-        for gain in (1.0, _JUST_ABOVE):
-            try:
-                _check_repaired(submission, values, gain)
-            except PropertyFailure as failure:
-                cause = _wrong_side(submission, values, gain)
-                if cause:
-                    raise PropertyFailure(cause, example=failure.example, got=failure.got,
-                                          expected=failure.expected) from None
-                raise
+        array = jax.device_put(values)
+
+        def at(gain: float) -> tuple[str, float]:
+            text = _render.call("repaired", (array, gain))
+            return text, scalar(submission.call("repaired", array, gain), text)
+
+        (below_text, below), (above_text, above) = at(0.5), at(2.0)
+        magnitude = float(np.sum(values.astype(np.float64) ** 2) + np.sum(np.abs(values)))
+        if close(below, above, magnitude):
+            raise PropertyFailure(
+                "`repaired` gives the same result on both sides of the threshold, so there is no threshold "
+                "to check.", example=f"{below_text} and {above_text}", got=f"{below!r} both times",
+            )
+        for gain, side, value, wrong in ((1.0, "below", below, above), (_JUST_ABOVE, "above", above, below)):
+            text, got = at(gain)
+            if close(got, value, magnitude):
+                continue
+            if not close(got, wrong, magnitude):
+                problem = f"`repaired` at gain {gain!r} gives neither of its own two sides."
+            elif gain == 1.0:
+                problem = ("`repaired` treats a gain of exactly 1.0 as above the threshold: the lesson's branch is "
+                           "strict, `gain > 1.`, so 1.0 takes the `sum(values)` side. `>=` moves 1.0 across.")
+            else:
+                problem = (f"`repaired` treats {gain!r}, the next float32 above 1.0, as not above the threshold. "
+                           "The threshold is exactly 1.0: a tolerance such as `gain > 1. + 1e-6` moves it.")
+            raise PropertyFailure(
+                problem, example=text, got=repr(got),
+                expected=f"{value!r}, as at gain {0.5 if side == 'below' else 2.0} ({side} the threshold)",
+            )
 
 
 @prop(

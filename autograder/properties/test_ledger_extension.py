@@ -1,7 +1,10 @@
 """ledger_extension: `observed_call(label, x, scale)` appends honest rows to `call_rows`.
 
 The grader never takes the ledger's word for a trace: it listens to JAX's own
-monitoring events while each call runs and compares.
+monitoring events while each call runs and compares, in scenarios where predicting
+and observing disagree: a weakly typed scale after a float32 one (or the reverse),
+the program already traced by a direct call outside `observed_call`, JAX's caches
+cleared between calls, a new dtype at a known shape.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from hypothesis.extra import numpy as hnp
 from autograder import _render
 from autograder._checks import close, first_failure
 from autograder._registry import prop
-from autograder._results import PropertyFailure
+from autograder._results import CallRaised, PropertyFailure
 from autograder._settings import VALUES
 from autograder._traces import TraceLog
 
@@ -41,13 +44,41 @@ def _arrays(shapes=_SHAPES):
 #: Call sequences: arrays and scales, the same signature often repeated.
 _SEQUENCES = st.lists(st.tuples(_arrays(), _SCALES), min_size=1, max_size=5)
 
+#: How a scale reaches the call. A Python number is weakly typed; a float32 scalar is not,
+#: so the same value in another form is another signature.
+_SCALE_FORMS = {
+    "a Python float": float,
+    "a float32 array": lambda s: jax.device_put(np.float32(s)),
+    "a NumPy float32": np.float32,
+    "a Python int": lambda s: int(round(s)),
+}
 
-def _fresh(length: int) -> list:
-    """A call sequence at a length no other property and no lesson call uses, so
-    its first call normally meets a signature JAX has never traced; then a
-    values-and-scale change, then a dtype change."""
-    base = np.arange(length)
-    return [(base.astype(np.float32), 1.0), (base.astype(np.float32) - 3, 2.0), (base.astype(np.int32), 1.0)]
+#: One step of a scenario: an observed call, a direct call of `compiled_square_sum`
+#: outside `observed_call`, or JAX's caches cleared.
+_STEPS = st.one_of(
+    st.tuples(st.sampled_from(["observed", "outside"]), _arrays(), st.sampled_from(sorted(_SCALE_FORMS)), _SCALES),
+    st.just(("clear",)),
+)
+_SCENARIOS = st.lists(_STEPS, min_size=2, max_size=6)
+
+
+def _step(kind: str, length: int, form: str, scale: float = 2.0, dtype=np.float32) -> tuple:
+    return (kind, np.arange(length).astype(dtype), form, scale)
+
+
+#: Scenarios where a ledger that predicts from what it has seen disagrees with JAX. Each
+#: starts from cleared caches, so it means the same whatever ran before.
+_DISAGREEMENTS = (
+    # a weakly typed Python-float scale, then a float32 one: same shape and dtype, a new trace
+    [("clear",), _step("observed", 6, "a Python float"), _step("observed", 6, "a float32 array")],
+    # already traced by a direct call: the observed call reuses that program
+    [("clear",), _step("outside", 9, "a Python float"), _step("observed", 9, "a Python float", 3.0)],
+    # caches cleared between two identical calls: the second traces again
+    [("clear",), _step("observed", 6, "a Python float"), ("clear",), _step("observed", 6, "a Python float")],
+    # a new dtype at a known shape, then a Python int scale (weakly typed int32)
+    [("clear",), _step("observed", 6, "a Python float"), _step("observed", 6, "a Python float", dtype=np.int32),
+     _step("observed", 6, "a Python int", dtype=np.int32)],
+)
 
 
 def _ledger(submission) -> list:
@@ -57,8 +88,12 @@ def _ledger(submission) -> list:
     return rows
 
 
-def _observe(submission, label: str, values: np.ndarray, scale: float):
-    """Make one call; return (the new row, the trace events JAX fired, the rendered call)."""
+#: ids of the rows the grader's own calls appended, so the student's rows can be told apart.
+_GRADER_ROWS: set[int] = set()
+
+
+def _observe(submission, label: str, values: np.ndarray, scale):
+    """Make one call; return (the new row, the traces of the student's code JAX fired, the rendered call)."""
     rows = _ledger(submission)
     before = len(rows)
     x = jax.device_put(values)
@@ -72,6 +107,7 @@ def _observe(submission, label: str, values: np.ndarray, scale: float):
             example=text,
         )
     row = rows[-1]
+    _GRADER_ROWS.add(id(row))
     if not isinstance(row, dict) or set(KEYS) - set(row):
         missing = ", ".join(sorted(set(KEYS) - set(row))) if isinstance(row, dict) else "it is not a dict"
         raise PropertyFailure(f"The new row is missing keys: {missing}.", example=text, got=_render.value(row))
@@ -129,92 +165,151 @@ def test_rows_record_calls(submission):
     check()
 
 
+class _Scenarios:
+    """Runs scenarios; for every observed call, ``on_row(row, traces, since, story)``.
+
+    ``traces`` counts JAX's traces of the student's code during that call; ``since``
+    counts them from the end of the previous observed call of the scenario (None for
+    the first), direct calls and all; ``story`` tells the steps so far in plain words.
+    A call that raises is not judged here (its mistake is the program's, not the
+    ledger's), but at least one call must be judged.
+    """
+
+    def __init__(self, submission, on_row):
+        self.submission = submission
+        self.on_row = on_row
+        self.judged = 0
+        self.first_error: CallRaised | None = None
+
+    def run(self, steps) -> None:
+        story: list[str] = []
+        with TraceLog() as everything:
+            mark = None
+            for index, step in enumerate(steps):
+                if step[0] == "clear":
+                    jax.clear_caches()
+                    story.append("JAX's caches cleared (`jax.clear_caches()`)")
+                    continue
+                kind, values, form, scale = step
+                scale = _SCALE_FORMS[form](scale)
+                try:
+                    if kind == "outside":
+                        x = jax.device_put(values)
+                        self.submission.call("compiled_square_sum", x, scale)
+                        story.append(f"{_render.call('compiled_square_sum', (x, scale))} called directly, outside "
+                                     f"`observed_call` (scale as {form})")
+                        continue
+                    row, traces, text = _observe(self.submission, f"scenario call {index}", values, scale)
+                except CallRaised as failure:
+                    self.first_error = self.first_error or failure
+                    story.append(f"{failure.example} raised")
+                    mark = None  # what that call did to the count is unknown: compare from the next row on
+                    continue
+                story.append(f"{text} (scale as {form})")
+                self.on_row(row, traces, None if mark is None else everything.count - mark, "; then ".join(story[-4:]))
+                self.judged += 1
+                mark = everything.count
+
+    def search(self) -> None:
+        """The scenarios where predicting fails, then generated ones."""
+        for steps in _DISAGREEMENTS:
+            self.run(steps)
+        first_failure(_SCENARIOS, self.run)
+        if not self.judged and self.first_error is not None:
+            raise self.first_error
+
+
 @prop(
     group="traces",
     points=1,
-    title="`traced` is true at most once per (shape, dtype) signature",
-    hint="A repeated shape and dtype reuses the compiled program: only values or `scale` changed, so that "
-    "call did not trace. Read the trace counter before and after the call instead of guessing.",
+    title="a call that only changes values or `scale` neither traces nor is marked as traced",
+    hint="A repeated shape and dtype with a Python-float scale reuses the compiled program: only data changed. "
+    "Keep `scale` dynamic, call the jitted function built once, and read the trace counter before and after "
+    "the call instead of assuming.",
 )
 def test_traced_only_on_new_signatures(submission):
     _ledger(submission)
-    traced_signatures: dict[tuple, str] = {}
+    first_calls: dict[tuple, str] = {}
 
     def check(sequence):
         for index, (values, scale) in enumerate(sequence):
-            row, _, text = _observe(submission, f"repeat check {index}", values, scale)
+            row, traces, text = _observe(submission, f"repeat check {index}", values, scale)
             signature = _signature(values)
-            if _flag(row, text):
-                if signature in traced_signatures:
-                    raise PropertyFailure(
-                        f"A second call at shape {values.shape}, dtype {values.dtype} is marked as traced again.",
-                        example=f"{traced_signatures[signature]}, later {text}",
-                        got="traced=True on the later call",
-                        expected="traced=False: only values or scale changed",
-                    )
-                traced_signatures[signature] = text
-
-    first_failure(_SEQUENCES, check)
-
-
-@prop(
-    group="traces",
-    points=1,
-    title="`trace_count` grows by one exactly when a row says `traced`",
-    hint="`trace_count` is the running total of traces: each row's count is the previous row's count, plus "
-    "one if this call traced.",
-)
-def test_trace_count_consistent(submission):
-    rows = _ledger(submission)
-    previous = {"row": rows[-1] if rows else None}
-
-    def check(sequence):
-        for index, (values, scale) in enumerate(sequence):
-            row, _, text = _observe(submission, f"count check {index}", values, scale)
-            count = row["trace_count"]
-            if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
-                raise PropertyFailure(f"`trace_count` should be an int, got {_render.kind(count)}.", example=text)
-            before = previous["row"]
-            previous["row"] = row
-            if before is None or not isinstance(before.get("trace_count"), (int, np.integer)):
+            first = first_calls.setdefault(signature, text)
+            if first is text:
                 continue
-            step = int(count) - int(before["trace_count"])
-            if step != int(_flag(row, text)):
+            if traces:
                 raise PropertyFailure(
-                    "`trace_count` does not match the row's `traced` flag.",
-                    example=text,
-                    got=f"trace_count went from {before['trace_count']} to {count} with traced={row['traced']}",
-                    expected=f"a step of {int(_flag(row, text))}",
+                    f"A repeated call at shape {values.shape}, dtype {values.dtype} traced again (JAX saw "
+                    f"{traces} trace(s)), although only values or scale changed: `scale` must stay a runtime "
+                    "value and the jitted function must be built once.",
+                    example=f"{first}, later {text}",
+                    got=f"{traces} new trace(s)",
+                    expected="no new trace",
+                )
+            if _flag(row, text):
+                raise PropertyFailure(
+                    f"A repeated call at shape {values.shape}, dtype {values.dtype} is marked as traced again, "
+                    "but JAX did not trace.",
+                    example=f"{first}, later {text}",
+                    got="traced=True on the later call",
+                    expected="traced=False: only values or scale changed",
                 )
 
-    check(_fresh(6))
     first_failure(_SEQUENCES, check)
 
 
 @prop(
     group="traces",
     points=1,
-    title="the ledger agrees with JAX's own trace events",
-    hint="Observe, don't predict: count traces with a counter incremented inside the jitted function (its body "
-    "runs only while tracing), so a new dtype or shape shows up even when you did not expect it.",
+    title="`trace_count` grows by exactly the traces JAX made since the previous row",
+    hint="`trace_count` is the running total `trace_log` has seen, read after the call: it also counts traces "
+    "made outside `observed_call`, which a tally of your own rows misses.",
+)
+def test_trace_count_consistent(submission):
+    _ledger(submission)
+    last = {"count": None}  # the previous judged row's trace_count
+
+    def on_row(row, traces, since, story):
+        count = row["trace_count"]
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
+            raise PropertyFailure(f"`trace_count` should be an int, got {_render.kind(count)}.", example=story)
+        previous, last["count"] = last["count"], int(count)
+        if since is not None and int(count) - previous != since:
+            raise PropertyFailure(
+                "`trace_count` does not follow JAX's traces: "
+                f"JAX traced your program {since} time(s) since the previous row, "
+                f"but `trace_count` went from {previous} to {count}.",
+                example=story,
+                got=f"a step of {int(count) - previous}",
+                expected=f"a step of {since}",
+            )
+
+    _Scenarios(submission, on_row).search()
+
+
+@prop(
+    group="traces",
+    points=1,
+    title="`traced` agrees with JAX's own trace events, also where predicting from the signature fails",
+    hint="Observe, don't predict: a weakly typed scale after a float32 one, a program already traced outside "
+    "`observed_call`, and cleared caches all defeat a guess from the shape and dtype. Compare "
+    "`trace_log[\"count\"]` before and after the call; its body runs only while JAX traces.",
 )
 def test_ledger_matches_jax_events(submission):
     _ledger(submission)
 
-    def check(sequence):
-        for index, (values, scale) in enumerate(sequence):
-            row, traces, text = _observe(submission, f"evidence check {index}", values, scale)
-            if _flag(row, text) != (traces > 0):
-                raise PropertyFailure(
-                    "The row's `traced` disagrees with JAX: "
-                    + (f"JAX traced {traces} time(s) during this call." if traces else "JAX did not trace during this call."),
-                    example=text,
-                    got=f"traced={row['traced']}",
-                    expected=f"traced={traces > 0}",
-                )
+    def on_row(row, traces, since, story):
+        if _flag(row, story) != (traces > 0):
+            raise PropertyFailure(
+                "The row's `traced` disagrees with JAX: "
+                + (f"JAX traced {traces} time(s) during this call." if traces else "JAX did not trace during this call."),
+                example=story,
+                got=f"traced={row['traced']}",
+                expected=f"traced={traces > 0}",
+            )
 
-    check(_fresh(7))
-    first_failure(_SEQUENCES, check)
+    _Scenarios(submission, on_row).search()
 
 
 @prop(
@@ -225,12 +320,21 @@ def test_ledger_matches_jax_events(submission):
     "float32; its row records shape (16,), dtype float32 and result 1240.0.",
 )
 def test_sixteen_element_row(submission):
-    rows = [row for row in _ledger(submission) if isinstance(row, dict)]
+    rows = [row for row in _ledger(submission) if isinstance(row, dict) and id(row) not in _GRADER_ROWS]
     sixteen = [row for row in rows if row.get("shape") == (16,) and row.get("dtype") == "float32"]
     if not sixteen:
+        other_dtypes = sorted({str(row.get("dtype")) for row in rows if row.get("shape") == (16,)})
+        if other_dtypes:
+            raise PropertyFailure(
+                f"The notebook's row of shape (16,) has dtype {', '.join(map(repr, other_dtypes))}, not 'float32': "
+                "x16 must be float32 (`jnp.arange(16, dtype=jnp.float32)`). A new dtype is a new signature, so "
+                "it is a different experiment.",
+            )
+        shapes = sorted({_render.value(row.get("shape")) for row in rows})
         raise PropertyFailure(
             "`call_rows` has no row with shape (16,) and dtype 'float32'.",
-            got=f"{len(rows)} row(s), shapes: " + ", ".join(sorted({_render.value(r.get('shape')) for r in rows})),
+            got=f"{len(rows)} row(s) from the notebook's own calls"
+            + (f", of shapes {', '.join(shapes)}" if shapes else ""),
         )
     row = sixteen[-1]
     result = row.get("result")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from autograder import _render
 from autograder._checks import close, first_failure, op_by_op, scalar
 from autograder._registry import prop
-from autograder._results import PropertyFailure
+from autograder._results import CallRaised, PropertyFailure
 from autograder._settings import VALUES
 from autograder._strategies import GARBAGE, vectors
 from autograder._traces import Retraced, SignatureAudit, signature_of
@@ -92,9 +92,11 @@ def _pair(result, call_text: str):
 
 def _padded_rows_note(got: float, expected: float, padded_rows: int) -> str:
     """A sentence when the error is a whole number of padded rows' ones, else nothing."""
+    if not (math.isfinite(got) and math.isfinite(expected)):
+        return ""
     excess = got - expected
     rows = round(excess)
-    if not math.isfinite(got) or rows < 1 or rows > padded_rows or abs(excess - rows) > 1e-3 * (abs(expected) + 1.0):
+    if rows < 1 or rows > padded_rows or abs(excess - rows) > 1e-3 * (abs(expected) + 1.0):
         return ""
     return (
         f" It is {rows} too large, as if {rows} padded row(s) were counted: "
@@ -225,6 +227,9 @@ def test_pad_batch_rejects_overflow(submission):
     "so compute each row's term first and then mask the terms, not the values.",
 )
 def test_objective_preserved(submission):
+    raised: list[CallRaised] = []  # pad_batch's own mistakes belong to the padding properties
+    judged = []
+
     @VALUES
     @given(case=_batches())
     @example(case=(8, _FIVE))
@@ -234,7 +239,12 @@ def test_objective_preserved(submission):
         size, values = case
         args = (jax.device_put(values), size)
         text = _render.call("pad_batch", args)
-        padded, mask = _pair(submission.call("pad_batch", *args), text)
+        try:
+            padded, mask = _pair(submission.call("pad_batch", *args), text)
+        except CallRaised as failure:
+            raised.append(failure)
+            return
+        judged.append(case)
         _, compiled, eager = _scores(submission, padded, mask)
         expected, magnitude = _objective(values)
         for got, how in ((compiled, ""), (eager, " run op by op")):
@@ -249,6 +259,8 @@ def test_objective_preserved(submission):
                 )
 
     check()
+    if raised and not judged:
+        raise raised[0]
 
 
 @prop(
@@ -267,6 +279,9 @@ def test_garbage_in_padding_ignored(submission):
     @example(case=(np.array([1.5, 2.0, -1.0, 4.0], np.float32), np.array([False, True, False, True]),
                    [3.0e30, 0.0, -3.0e30, 0.0]))
     @example(case=(np.ones(4, np.float32), np.zeros(4, bool), [np.nan, 1.0, np.inf, 2.0]))
+    # a marked row is data even when it is nan: the sum over the marked rows is nan
+    @example(case=(np.array([1.0, np.nan, 2.0, 0.0], np.float32), np.array([True, True, True, False]),
+                   [0.0, 0.0, 0.0, np.inf]))
     def check(case):
         values, mask, garbage = case
         # Built here, not by the student's pad_batch: this property is about masked_score alone.
@@ -314,7 +329,11 @@ def test_lengths_share_one_trace(submission):
         for n in lengths:
             args = (jax.device_put(values[:n]), TRACE_SIZE)
             text = _render.call("pad_batch", args)
-            pair = _pair(submission.call("pad_batch", *args), text)
+            try:
+                pair = _pair(submission.call("pad_batch", *args), text)
+            except CallRaised as failure:  # pad_batch's mistake, judged by the padding properties
+                audit.first_error = audit.first_error or failure
+                continue
             call = (n, text, [signature_of(x) for x in pair])
             first.extend([] if first else [call])
             try:

@@ -1,22 +1,29 @@
-"""Marks every call as traced and counts calls, not traces."""
+"""Marks every call as traced and counts calls, not traces.
+
+Its trace_count is a tally of its own rows, not of traces: JAX's events show it wrong too.
+"""
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-FAILS = {"traced_only_on_new_signatures", "ledger_matches_jax_events"}
-SCORE = 4
+FAILS = {"traced_only_on_new_signatures", "trace_count_consistent", "ledger_matches_jax_events"}
+SCORE = 3
 MESSAGE = r"marked as traced again"
 
+trace_log = {"count": 0}
+
+
+def scaled_square_sum(x, scale):
+    trace_log["count"] += 1  # runs only while JAX traces (the notebook's read-only cell)
+    return jnp.sum(scale * x ** 2)
+
+
+compiled_square_sum = jax.jit(scaled_square_sum)
 call_rows = []
 
 
-@jax.jit
-def _scaled_square_sum(x, scale):
-    return jnp.sum(scale * x**2)
-
-
 def observed_call(label, x, scale):
-    result = _scaled_square_sum(x, scale)
+    result = compiled_square_sum(x, scale)
     call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
                       "traced": True, "trace_count": len(call_rows) + 1, "result": float(result)})
     return result

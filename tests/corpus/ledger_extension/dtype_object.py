@@ -7,24 +7,23 @@ FAILS = {"rows_record_calls"}
 SCORE = 4
 MESSAGE = r"The row's .dtype. does not describe the call"
 
+trace_log = {"count": 0}
+
+
+def scaled_square_sum(x, scale):
+    trace_log["count"] += 1  # runs only while JAX traces (the notebook's read-only cell)
+    return jnp.sum(scale * x ** 2)
+
+
+compiled_square_sum = jax.jit(scaled_square_sum)
 call_rows = []
-trace_count = 0
-
-
-def _scaled_square_sum(x, scale):
-    global trace_count
-    trace_count += 1
-    return jnp.sum(scale * x**2)
-
-
-_compiled = jax.jit(_scaled_square_sum)
 
 
 def observed_call(label, x, scale):
-    before = trace_count
-    result = _compiled(x, scale)
+    before = trace_log["count"]
+    result = compiled_square_sum(x, scale)
     call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": x.dtype, "static": {},
-                      "traced": trace_count > before, "trace_count": trace_count, "result": float(result)})
+                      "traced": trace_log["count"] > before, "trace_count": trace_log["count"], "result": float(result)})
     return result
 
 

@@ -1,22 +1,29 @@
-"""Hand-writes the trace columns (never traced, count 1) instead of observing them."""
+"""Hand-writes the trace columns (never traced, count 1) instead of observing them.
+
+Its trace_count is written by hand too (always 1), so it does not follow JAX's traces.
+"""
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-FAILS = {"ledger_matches_jax_events"}
-SCORE = 5
+FAILS = {"trace_count_consistent", "ledger_matches_jax_events"}
+SCORE = 4
 MESSAGE = r"JAX traced"
 
+trace_log = {"count": 0}
+
+
+def scaled_square_sum(x, scale):
+    trace_log["count"] += 1  # runs only while JAX traces (the notebook's read-only cell)
+    return jnp.sum(scale * x ** 2)
+
+
+compiled_square_sum = jax.jit(scaled_square_sum)
 call_rows = []
 
 
-@jax.jit
-def _scaled_square_sum(x, scale):
-    return jnp.sum(scale * x**2)
-
-
 def observed_call(label, x, scale):
-    result = _scaled_square_sum(x, scale)
+    result = compiled_square_sum(x, scale)
     call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
                       "traced": False, "trace_count": 1, "result": float(result)})
     return result

@@ -5,23 +5,25 @@ import numpy as np
 
 FAILS = {"traced_only_on_new_signatures"}
 SCORE = 5
-MESSAGE = r"marked as traced again"
+MESSAGE = r"traced again \(JAX saw 1 trace\(s\)\), although only values or scale changed"
 
+trace_log = {"count": 0}
+
+
+def scaled_square_sum(x, scale):
+    trace_log["count"] += 1  # runs only while JAX traces (the notebook's read-only cell)
+    return jnp.sum(scale * x ** 2)
+
+
+compiled_square_sum = jax.jit(scaled_square_sum)
 call_rows = []
-trace_count = 0
-
-
-def _scaled_square_sum(x, scale):
-    global trace_count
-    trace_count += 1
-    return jnp.sum(scale * x**2)
 
 
 def observed_call(label, x, scale):
-    before = trace_count
-    result = jax.jit(lambda x, scale: _scaled_square_sum(x, scale))(x, scale)
+    before = trace_log["count"]
+    result = jax.jit(lambda x, scale: scaled_square_sum(x, scale))(x, scale)
     call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
-                      "traced": trace_count > before, "trace_count": trace_count, "result": float(result)})
+                      "traced": trace_log["count"] > before, "trace_count": trace_log["count"], "result": float(result)})
     return result
 
 

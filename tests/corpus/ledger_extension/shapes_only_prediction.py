@@ -1,26 +1,33 @@
-"""Predicts traces from shapes it has seen, ignoring dtype: an int32 call at a known shape is missed."""
+"""Predicts traces from shapes it has seen, ignoring dtype: an int32 call at a known shape is missed.
+
+Its trace_count counts the shapes it has seen, a prediction as well.
+"""
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-FAILS = {"ledger_matches_jax_events"}
-SCORE = 5
+FAILS = {"trace_count_consistent", "ledger_matches_jax_events"}
+SCORE = 4
 MESSAGE = r"disagrees with JAX: JAX traced 1 time"
 
+trace_log = {"count": 0}
+
+
+def scaled_square_sum(x, scale):
+    trace_log["count"] += 1  # runs only while JAX traces (the notebook's read-only cell)
+    return jnp.sum(scale * x ** 2)
+
+
+compiled_square_sum = jax.jit(scaled_square_sum)
 call_rows = []
 _seen_shapes = set()
-
-
-@jax.jit
-def _scaled_square_sum(x, scale):
-    return jnp.sum(scale * x**2)
 
 
 def observed_call(label, x, scale):
     shape = tuple(x.shape)
     traced = shape not in _seen_shapes
     _seen_shapes.add(shape)
-    result = _scaled_square_sum(x, scale)
+    result = compiled_square_sum(x, scale)
     call_rows.append({"label": label, "shape": shape, "dtype": str(x.dtype), "static": {},
                       "traced": traced, "trace_count": len(_seen_shapes), "result": float(result)})
     return result

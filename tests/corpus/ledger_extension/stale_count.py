@@ -5,26 +5,25 @@ import numpy as np
 
 FAILS = {"trace_count_consistent"}
 SCORE = 5
-MESSAGE = r"does not match the row"
+MESSAGE = r"`trace_count` does not follow JAX's traces"
 
+trace_log = {"count": 0}
+
+
+def scaled_square_sum(x, scale):
+    trace_log["count"] += 1  # runs only while JAX traces (the notebook's read-only cell)
+    return jnp.sum(scale * x ** 2)
+
+
+compiled_square_sum = jax.jit(scaled_square_sum)
 call_rows = []
-trace_count = 0
-
-
-def _scaled_square_sum(x, scale):
-    global trace_count
-    trace_count += 1
-    return jnp.sum(scale * x**2)
-
-
-_compiled = jax.jit(_scaled_square_sum)
 
 
 def observed_call(label, x, scale):
-    before = trace_count
-    result = _compiled(x, scale)
+    before = trace_log["count"]
+    result = compiled_square_sum(x, scale)
     call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
-                      "traced": trace_count > before, "trace_count": before, "result": float(result)})
+                      "traced": trace_log["count"] > before, "trace_count": before, "result": float(result)})
     return result
 
 
