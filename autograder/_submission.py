@@ -23,12 +23,23 @@ class Submission:
         self.label = label
 
     def get(self, name: str):
-        if name not in self.namespace:
+        """The value of ``name``; a dotted name (``compiled.trace``) reads attributes of it."""
+        head, *attributes = name.split(".")
+        if head not in self.namespace:
             raise PropertyFailure(
-                f"{self.label} does not define `{name}`; run every cell above, "
-                f"and keep the name exactly `{name}`."
+                f"{self.label} does not define `{head}`; run every cell above, "
+                f"and keep the name exactly `{head}`."
             )
-        return self.namespace[name]
+        value = self.namespace[head]
+        for attribute in attributes:
+            try:
+                value = getattr(value, attribute)
+            except Exception:  # noqa: BLE001 - a student object's __getattr__ may raise anything
+                raise PropertyFailure(
+                    f"`{head}` has no `{attribute}`: it is {_render.kind(self.namespace[head])}, "
+                    "not the notebook's jitted function."
+                ) from None
+        return value
 
     def function(self, name: str):
         value = self.get(name)

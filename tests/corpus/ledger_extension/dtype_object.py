@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 
 FAILS = {"rows_record_calls"}
-SCORE = 4
+SCORE = 5
 MESSAGE = r"The row's .dtype. does not describe the call"
 
 trace_log = {"count": 0}

@@ -5,7 +5,7 @@ import numpy as np
 
 FAILS = {"sixteen_element_row"}
 SCORE = 5
-MESSAGE = r"looks written by hand"
+MESSAGE = r"does not continue the ledger: its `trace_count` is lower than the row before it"
 
 trace_log = {"count": 0}
 

@@ -1,10 +1,13 @@
-"""Stores the device array itself as the result, not a Python float."""
+"""Stores the device array itself as the result, not a Python float.
+
+One mistake, one point: the sixteen property judges the number, whatever holds it.
+"""
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-FAILS = {"rows_record_calls", "sixteen_element_row"}
-SCORE = 3
+FAILS = {"rows_record_results"}
+SCORE = 5
 MESSAGE = r"should be a Python float"
 
 trace_log = {"count": 0}

@@ -1,7 +1,7 @@
 """The student renamed the jitted function (`choose_jit`): every use of `choose` fails by name."""
 import jax
 
-FAILS = {"modes_match_numpy", "unknown_mode_raises", "values_only_no_retrace", "traces_bounded_by_signatures"}
+FAILS = {"sum_matches_numpy", "mean_matches_numpy", "max_matches_numpy", "unknown_mode_raises", "values_only_no_retrace", "traces_bounded_by_signatures"}
 SCORE = 0
 MESSAGE = r"does not define `choose`"
 

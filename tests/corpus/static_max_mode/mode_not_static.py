@@ -1,7 +1,7 @@
 """`choose = jax.jit(choose_reduction)`: the string mode reaches jit as data and is rejected."""
 import jax
 
-FAILS = {"modes_match_numpy", "unknown_mode_raises", "values_only_no_retrace", "traces_bounded_by_signatures"}
+FAILS = {"sum_matches_numpy", "mean_matches_numpy", "max_matches_numpy", "unknown_mode_raises", "values_only_no_retrace", "traces_bounded_by_signatures"}
 SCORE = 0
 MESSAGE = r"raised TypeError: jit tried to trace `mode`, which is not an array.*static_argnames"
 

@@ -1,7 +1,7 @@
 """Prints each reduction instead of returning it, so every call gives back None."""
 import jax
 
-FAILS = {"modes_match_numpy"}
+FAILS = {"sum_matches_numpy", "mean_matches_numpy", "max_matches_numpy"}
 SCORE = 3
 MESSAGE = r"returned a NoneType \(None\), not a single number"
 

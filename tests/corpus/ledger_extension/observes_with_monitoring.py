@@ -1,0 +1,41 @@
+"""An unusual correct answer: `traced` from JAX's own monitoring events for
+`scaled_square_sum` (observing, like the counter), `trace_count` from trace_log, and the row
+built with `dict(zip(...))`."""
+import jax
+import jax.numpy as jnp
+
+FAILS = set()
+SCORE = 6
+
+trace_log = {"count": 0}
+
+
+def scaled_square_sum(x, scale):
+    trace_log["count"] += 1  # runs only while JAX traces (the notebook's read-only cell)
+    return jnp.sum(scale * x ** 2)
+
+
+compiled_square_sum = jax.jit(scaled_square_sum)
+call_rows = []
+
+_KEYS = ("label", "shape", "dtype", "static", "traced", "trace_count", "result")
+
+
+def observed_call(label, x, scale):
+    events = []
+
+    def listen(event, duration, **details):
+        if event == "/jax/core/compile/jaxpr_trace_duration" and details.get("fun_name") == "scaled_square_sum":
+            events.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        result = compiled_square_sum(x, scale).item()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    values = (label, tuple(x.shape), x.dtype.name, {}, bool(events), trace_log["count"], float(result))
+    call_rows.append(dict(zip(_KEYS, values)))
+    return result
+
+
+observed_call("new length sixteen", jnp.arange(16, dtype=jnp.float32), 1.0)

@@ -1,0 +1,30 @@
+"""The sixteen-element call with `jnp.arange(16)`, which is int32: a new dtype, a different
+experiment. The feedback must say the row is int32, not only that a row is missing."""
+import jax
+import jax.numpy as jnp
+
+FAILS = {"sixteen_element_row"}
+SCORE = 5
+MESSAGE = r"row of shape \(16,\) has dtype 'int32', not 'float32'"
+
+trace_log = {"count": 0}
+
+
+def scaled_square_sum(x, scale):
+    trace_log["count"] += 1  # runs only while JAX traces (the notebook's read-only cell)
+    return jnp.sum(scale * x ** 2)
+
+
+compiled_square_sum = jax.jit(scaled_square_sum)
+call_rows = []
+
+
+def observed_call(label, x, scale):
+    before = trace_log["count"]
+    result = float(compiled_square_sum(x, scale))
+    call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
+                      "traced": trace_log["count"] > before, "trace_count": trace_log["count"], "result": result})
+    return result
+
+
+observed_call("new length sixteen", jnp.arange(16), 1.0)
