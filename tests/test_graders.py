@@ -2,9 +2,14 @@
 points from wrong ones?
 
 Each file in ``tests/corpus/<assignment>/`` is a submission written the way a
-student really gets it wrong. It declares, by hand, which properties it breaks
-(``FAILS``), the automatic score it must get (``SCORE``) and a pattern its feedback
-must contain (``MESSAGE``).
+student really gets it wrong (or right in an unusual way). It declares, by hand, which
+properties it breaks (``FAILS``), the automatic score it must get (``SCORE``) and a
+pattern its feedback must contain (``MESSAGE``).
+
+The ``student_*`` files were written by a helper that saw only the release notebooks,
+never ``autograder/``; each carries that helper's verdict as a careful teacher, per
+graded cell (``TEACHER``). Where the grade differs, ``REVIEW`` says why the grader's
+verdict was kept.
 """
 
 from __future__ import annotations
@@ -37,6 +42,29 @@ def test_submission_loses_exactly_what_it_breaks(path):
     if "MESSAGE" in submission.namespace:
         text = "\n".join(render(report) for report in reports)
         assert re.search(submission.namespace["MESSAGE"], text), text
+
+
+STUDENTS = sorted(CORPUS.glob("*/student_*.py"))
+
+
+@pytest.mark.parametrize("path", STUDENTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_independent_students_get_the_teachers_points(path):
+    """Each graded cell earns what the independent teacher gave, or a review says why not."""
+    submission, reports = _grade(path)
+    earned = {f"test_{report.group}": report.earned for report in reports}
+    teacher = {cell: float(points) for cell, points in submission.namespace["TEACHER"].items()}
+    if "REVIEW" in submission.namespace:
+        assert earned != teacher, "the grade now matches the teacher: drop the REVIEW"
+    else:
+        assert earned == teacher
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_independent_students_wrote_eight_submissions(assignment):
+    """At least eight, correct ones in unusual styles among them."""
+    files = sorted((CORPUS / assignment).glob("student_*.py"))
+    full = [f for f in files if not from_python(f).namespace["FAILS"]]
+    assert len(files) >= 8 and len(full) >= 3, [f.name for f in files]
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

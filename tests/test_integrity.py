@@ -1,20 +1,22 @@
-"""Does grading notice a notebook that patched the grader's own objects, or handed in a
-look-alike of a jitted function? In-process and fast; tests/test_hostile.py does the
-same through real nbgrader kernels.
+"""Does grading notice a notebook that patched the grader's own objects, and does it judge
+a look-alike of a jitted function by what JAX does, not by its class? In-process and fast;
+tests/test_hostile.py does the same through real nbgrader kernels.
 """
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import autograder._checks
 import autograder._results
-from autograder import from_python, grade
-from autograder._traces import is_jitted
+from autograder import from_namespace, from_python, grade
+from autograder._results import PropertyFailure
+from autograder._traces import SignatureAudit, traces_during
 
 CORRECT = Path(__file__).parent / "corpus" / "ledger_extension" / "correct.py"
 
@@ -46,19 +48,60 @@ def test_patching_the_grader_zeroes_the_group_and_says_what(monkeypatch, capsys,
     assert _graded(capsys)[0] == 2
 
 
-def test_only_what_jax_jit_returns_counts_as_jitted():
-    def double(x):
-        return 2 * x
+def test_eager_jax_work_is_not_counted_as_a_trace_of_the_student():
+    """Eager jnp calls trace JAX's own small programs, under names no fixed list holds."""
+    x = jnp.arange(5.0)
 
-    class LookAlike:
-        def __init__(self):
-            compiled = jax.jit(double)
-            self.trace, self.lower = compiled.trace, compiled.lower
+    def eager():
+        return jnp.sum(jnp.where(x > 1.0, x * 2.0, jnp.pad(x, (0, 2))[:5])) + jnp.max(jnp.zeros(3))
 
-        def __call__(self, x):
-            return double(x)
+    jax.clear_caches()  # so every one of those eager programs is traced afresh
+    assert traces_during(eager)[1] == 0
 
-    assert is_jitted(jax.jit(double))
-    assert is_jitted(functools.partial(jax.jit, static_argnames=("x",))(double))
-    assert not is_jitted(LookAlike())
-    assert not is_jitted(double)
+    def students(v):
+        return jnp.sum(v * 2.0)
+
+    assert traces_during(jax.jit(students), x)[1] == 1
+
+
+def _double(x):
+    return 2.0 * x
+
+
+_TOP_LEVEL = jax.jit(_double)
+
+
+class LookAlike:
+    """Has jit's `trace` and `lower`, but runs eagerly."""
+
+    def __init__(self):
+        self.trace, self.lower = _TOP_LEVEL.trace, _TOP_LEVEL.lower
+
+    def __call__(self, x):
+        return _double(x)
+
+
+def _audit(fn) -> None:
+    audit = SignatureAudit(from_namespace({"f": fn}), "f", "").start()
+    for values in (np.arange(3.0, dtype=np.float32), np.arange(3.0, dtype=np.float32) + 1, np.ones(4, np.float32)):
+        array = jax.device_put(values)
+        audit.call(f"float32[{array.shape[0]}]", array)
+    audit.finish()
+
+
+@pytest.mark.parametrize("fn, problem", [
+    pytest.param(LookAlike(), "JAX traced none of your code", id="look-alike"),
+    pytest.param(_double, "JAX traced none of your code", id="plain-function"),
+    pytest.param(lambda x: jax.jit(lambda v: 2.0 * v)(x), "It traces on every call", id="fresh-jit-per-call"),
+])
+def test_what_is_not_jitted_is_told_by_its_traces(fn, problem):
+    with pytest.raises(PropertyFailure, match=problem):
+        _audit(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(_TOP_LEVEL, id="jitted"),
+    pytest.param(lambda x: _TOP_LEVEL(x), id="plain-wrapper-of-a-top-level-jit"),
+])
+def test_a_jitted_function_passes_whatever_its_type(fn):
+    _audit(fn)

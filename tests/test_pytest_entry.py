@@ -27,4 +27,4 @@ def test_wrong_submission_fails_with_the_feedback_sentence(tmp_path):
     run = _pytest("branch_repair", ROOT / "tests" / "corpus" / "branch_repair" / "greater_equal.py", tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 failed, 3 passed" in run.stdout
-    assert "gives the wrong result for a gain at or below the threshold" in run.stdout
+    assert "treats a gain of exactly 1.0 as above the threshold" in run.stdout

@@ -475,10 +475,10 @@ CORPUS = (
         points(SMM, test_errors=0, test_traces=0), feedback=r"relies on \(`hypothesis\.given`\)",
     ),
     Hostile(
-        # A static gain alone loses the repair checks (0-d array gains are rejected) and one trace
-        # check; hiding its retraces loses the other one too.
+        # A static gain alone loses the value check (0-d array gains are rejected; the boundary,
+        # judged with Python floats, holds) and the trace check; hiding its retraces changes nothing.
         "clears-trace-listeners", BR, (replace("repaired_branch", CLEARS_LISTENERS),),
-        points(BR, test_repair=0, test_traces=0), feedback=r"Tampering: JAX's trace events stopped reaching the grader",
+        points(BR, test_repair=1, test_traces=0), feedback=r"Tampering: JAX's trace events stopped reaching the grader",
     ),
     Hostile(
         # Already replaced when the self-checks call `choose`, before the first graded cell.
@@ -500,7 +500,7 @@ CORPUS = (
     Hostile(
         "keyed-on-self-checks", SMM,
         (replace("choose_reduction", KEYED_ON_SELF_CHECKS), replace("choose", "choose = choose_reduction")),
-        points(SMM, test_modes=0, test_traces=0), feedback=r"`choose` is a plain Python function, not a jax\.jit",
+        points(SMM, test_modes=0, test_traces=0), feedback=r"JAX traced none of your code: it is not compiled with `jax\.jit`",
     ),
     Hostile(
         # The grading package's files are hidden from the kernel once it is loaded.
@@ -518,7 +518,7 @@ CORPUS = (
     # -- a package handed in beside the notebook: the sandbox drops that folder from sys.path
     Hostile(
         "hypothesis-handed-in", SMM, (replace("choose_reduction", WRONG_REDUCTION),),
-        points(SMM, test_modes=0, test_errors=0), feedback=r"FAIL  sum, mean and max agree with NumPy",
+        points(SMM, test_modes=0, test_errors=0), feedback=r'FAIL  mode "sum" agrees with NumPy',
         files={"hypothesis/__init__.py": HYPOTHESIS_SHIM},
     ),
     # -- the grader's own objects: patched, looked alike, or its seal key dug out
@@ -537,7 +537,7 @@ CORPUS = (
     ),
     Hostile(
         "hides-trace-events", SMM, (replace("choose", HIDES_TRACES),),
-        points(SMM, test_traces=0), feedback=r"`choose` is a callable Choose object, not a jax\.jit-compiled function",
+        points(SMM, test_traces=0), feedback=r"JAX traced none of your code: it is not compiled with `jax\.jit` \(or its trace is hidden\)",
     ),
     # -- reaching out of the kernel (checked by dedicated tests too)
     Hostile(

@@ -1,0 +1,136 @@
+"""Keeps the real rows with boolean indexing values[mask]; when jax.jit refused that
+(NonConcreteBooleanIndexError) the student replaced `masked_score = jax.jit(masked_objective)`
+by the plain Python function. The numbers are right, but nothing is compiled, the shape again
+depends on the data, and each call runs a string of eager operations that TraceWatch counts.
+"""
+
+
+TEACHER = {'test_padding': 2, 'test_objective': 1, 'test_traces': 0}
+
+
+WHY = {
+    'test_objective': 'scores are right, but only because the jit was removed and rows are dropped by boolean indexing (a data-dependent shape), not selected with jnp.where after squaring.',
+    'test_traces': 'masked_score is no longer a compiled program; each call runs several eager operations, so there is no single shared trace.',
+}
+
+# Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
+FAILS = {"lengths_share_one_trace"}
+SCORE = 5
+REVIEW = 'The teacher took 2 objective points for the approach; the objective it computes is right, compiled or not, and the removed jit costs the trace point.'
+
+
+# %% cell 1 [imports] (provided, read-only)
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+# %% cell 3 [trace_watch] (provided, read-only)
+class TraceWatch:
+    """Collect the functions JAX traces while a ``with`` block runs.
+
+    JAX emits a monitoring event each time it turns a Python function into a
+    jaxpr, named after that function. Eager operations emit one as well, named
+    after their primitive (``add``, ``iota``), so build inputs before the block
+    and call only the function you are studying inside it.
+    """
+
+    EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+    def __init__(self):
+        self.names = []
+        self._listener = self._record
+
+    def _record(self, event, duration_secs, **details):
+        if event == self.EVENT:
+            self.names.append(details.get("fun_name", "?"))
+
+    def __enter__(self):
+        jax.monitoring.register_event_duration_secs_listener(self._listener)
+        return self
+
+    def __exit__(self, *exc_info):
+        jax.monitoring.unregister_event_duration_listener(self._listener)
+        return False
+
+    @property
+    def count(self):
+        """How many traces started inside the block."""
+        return len(self.names)
+
+
+# %% cell 6 (provided)
+def square_total(values):
+    return jnp.sum(jnp.square(values))
+
+
+jitted_square_total = jax.jit(square_total)
+
+full_batch = np.arange(8, dtype=np.float32)
+next_full_batch = full_batch + 8.0
+last_batch = np.arange(5, dtype=np.float32)
+
+with TraceWatch() as watch:
+    for batch in (full_batch, next_full_batch, last_batch):
+        jitted_square_total(batch)
+print("traces for lengths 8, 8, 5:", watch.count)
+
+
+# %% cell 8 (provided)
+last_padded = np.pad(last_batch, (0, 3))
+with TraceWatch() as watch:
+    padded_result = jitted_square_total(last_padded)
+print("traces for the padded batch:", watch.count)
+print("padded:", float(padded_result), " unpadded:", float(jitted_square_total(full_batch[:5])))
+
+
+# %% cell 10 (provided)
+rows = jnp.array([2.0, 3.0, jnp.nan])
+keep = jnp.array([True, True, False])
+weights = keep.astype(jnp.float32)
+print("multiply by 0/1 weights:", float(jnp.sum(rows * weights)))
+print("select with where:      ", float(jnp.sum(jnp.where(keep, rows, 0.0))))
+
+
+# %% cell 13 [pad_batch] (student answer)
+def pad_batch(values, size):
+    """Pad a 1-D batch to ``size`` rows; return ``(padded, mask)``.
+
+    ``padded`` is float32 with shape ``(size,)`` and starts with the ``n`` values;
+    ``mask`` is bool with shape ``(size,)``, True on those ``n`` rows only.
+    Raises ValueError when ``n > size``.
+    """
+    batch = np.asarray(values, dtype=np.float32)
+    n = batch.shape[0]
+    if n > size:
+        raise ValueError(f"a batch of {n} rows does not fit in size {size}")
+    padded = np.zeros(size, dtype=np.float32)
+    padded[:n] = batch
+    mask = np.arange(size) < n
+    return padded, mask
+
+
+# %% cell 15 (provided)
+demo_padded, demo_mask = pad_batch([3.0, 1.0, 4.0], 5)
+print(demo_padded, demo_padded.dtype)
+print(demo_mask, demo_mask.dtype)
+
+
+# %% cell 19 [masked_objective] (student answer)
+def masked_objective(values, mask):
+    """Sum of ``(values + 1) ** 2`` over the rows where ``mask`` is True."""
+    kept = jnp.asarray(values)[jnp.asarray(mask)]   # only the real rows
+    return jnp.sum((kept + 1.0) ** 2)
+
+
+# jax.jit(masked_objective) raised NonConcreteBooleanIndexError, so run it without jit
+masked_score = masked_objective
+
+
+# %% cell 21 (provided)
+five_rows = np.arange(5, dtype=np.float32)
+zero_padded = jnp.asarray(np.pad(five_rows, (0, 3)))
+five_mask = jnp.asarray(np.arange(8) < 5)
+print("masked score:     ", float(masked_score(zero_padded, five_mask)))
+print("no mask:          ", float(jnp.sum((zero_padded + 1.0) ** 2)))
+print("unpadded objective:", float(np.sum((five_rows + 1.0) ** 2)))
