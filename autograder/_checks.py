@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 
 from . import _render
-from ._results import PropertyFailure
+from ._results import CallRaised, PropertyFailure
 from ._settings import TRACES
 
 
@@ -62,10 +62,20 @@ def op_by_op(call, *args):
     operation at a time, so no compiler rewrite (on CPU, XLA turns ``x * mask`` into a
     select) can hide what the mathematics does. Python numbers are passed as the weakly
     typed arrays jit would make of them (so ``(gain > 1.).astype(...)`` works as under
-    jit); use it only for functions whose arguments are all dynamic."""
+    jit); use it only for functions whose arguments are all dynamic. Returns None for a
+    function compiled ahead of time, which cannot run op by op."""
     import jax
     import jax.numpy as jnp
 
     arrays = [jnp.asarray(a) if isinstance(a, (bool, int, float)) else a for a in args]
-    with jax.disable_jit():
-        return call(*arrays)
+    try:
+        with jax.disable_jit():
+            return call(*arrays)
+    except CallRaised as failure:
+        if _AHEAD_OF_TIME in failure.problem:
+            return None  # compiled ahead of time (`.lower().compile()`): nothing to run op by op
+        raise
+
+
+#: What JAX says when an ahead-of-time compiled function is called under ``disable_jit``.
+_AHEAD_OF_TIME = "not supported in the AOT path"

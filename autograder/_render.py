@@ -23,7 +23,10 @@ def value(x) -> str:
             return f"({inner},)" if len(x) == 1 else f"({inner})"
         return f"[{inner}]"
     if _is_array(x):
-        array = np.asarray(x)
+        try:
+            array = np.asarray(x)
+        except Exception:  # noqa: BLE001 - a tracer has a shape and a dtype but no values
+            return f"a traced {x.dtype}[{','.join(str(d) for d in x.shape)}]"
         kind = f"{array.dtype}[{','.join(str(d) for d in array.shape)}]"
         if array.size == 0:
             return f"{kind} (empty)"

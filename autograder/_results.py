@@ -28,7 +28,12 @@ class PropertyFailure(AssertionError):
 
 
 class CallRaised(PropertyFailure):
-    """A student's function raised while a property called it (the problem names the call)."""
+    """A student's function raised while a property called it (the problem names the call;
+    ``error_type`` is the class of what it raised)."""
+
+    def __init__(self, problem: str, *, error_type: type = Exception, **parts):
+        super().__init__(problem, **parts)
+        self.error_type = error_type
 
 
 @dataclass(frozen=True)

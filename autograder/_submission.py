@@ -21,6 +21,8 @@ class Submission:
     def __init__(self, namespace: dict, label: str = "the notebook"):
         self.namespace = namespace
         self.label = label
+        #: Observations the properties of one grade cell share (costly to make, judged by each).
+        self.memo: dict = {}
 
     def get(self, name: str):
         """The value of ``name``; a dotted name (``compiled.trace``) reads attributes of it."""
@@ -57,6 +59,7 @@ class Submission:
         except Exception as error:  # student code may raise anything; report it, don't crash
             raise CallRaised(
                 f"`{name}` raised {type(error).__name__}: {describe_error(error)}",
+                error_type=type(error),
                 example=_render.call(name, args, kwargs),
             ) from None
 

@@ -4,8 +4,9 @@ JAX fires ``/jax/core/compile/jaxpr_trace_duration`` once per top-level trace of
 jitted function. Eager ``jnp`` operations fire it too, because JAX runs them as small
 jitted functions of its own (``multiply``, ``_reduce_sum``, ``_where``, ``_pad``...);
 their names are not a fixed list, so a trace is attributed by *which function* JAX
-traced: the event is recorded inside ``_trace_for_jit(fun, ...)``, and a ``fun``
-defined inside the ``jax`` package is JAX's own eager work, not the student's program.
+traced: the event is recorded inside ``_trace_for_jit(fun, ...)``, and a ``fun`` that
+JAX jitted for itself is its own eager work (:func:`is_jax_internal`), while anything
+else, ``jax.jit(jnp.sum)`` included, is the student's program.
 
 Whether something is jitted is judged by evidence too, never by the object's class:
 after a cache reset, the first call at a signature must trace the student's code, and
@@ -58,12 +59,24 @@ def _unwrap(fn):
 
 
 def is_jax_internal(fn) -> bool:
-    """Whether ``fn`` is one of JAX's own functions (an eager operation's small program)."""
-    code = getattr(_unwrap(fn), "__code__", None)
+    """Whether tracing ``fn`` is JAX's own eager work, not the student's program.
+
+    An eager ``jnp`` call traces one of JAX's functions that JAX itself wrapped in a jit
+    when it was imported (its module holds the jitted wrapper, not the function) or a
+    closure JAX made for one primitive. A student's ``jax.jit(jnp.sum)`` traces
+    ``jnp.sum`` itself, which its module holds as it is: that trace is the student's.
+    """
+    fn = _unwrap(fn)
+    code = getattr(fn, "__code__", None)
     if code is None:  # a builtin or an object without Python code: not the student's source
-        module = getattr(_unwrap(fn), "__module__", "") or ""
+        module = getattr(fn, "__module__", "") or ""
         return module == "jax" or module.startswith(("jax.", "jaxlib"))
-    return code.co_filename.startswith(_JAX_FOLDER)
+    if not code.co_filename.startswith(_JAX_FOLDER):
+        return False
+    if "<locals>" in getattr(fn, "__qualname__", "<locals>"):
+        return True
+    module = sys.modules.get(getattr(fn, "__module__", "") or "")
+    return getattr(module, getattr(fn, "__name__", ""), None) is not fn
 
 
 class TraceLog:
@@ -143,13 +156,15 @@ class Retraced(PropertyFailure):
 class SignatureAudit:
     """Trace behaviour of one student function, measured call by call.
 
-    ``start()`` clears JAX's caches, so every signature is new again. Then each
-    ``call(signature, *args, **kwargs)`` is measured (``signature`` is a short text
-    such as ``"float32[3], mode='sum'"``): the first call at a signature must trace
-    the student's code (else the function is not compiled with jit, or hides its
-    trace), and no later call at that signature may trace. A call that raises is
-    not counted: its mistake belongs to the value properties. ``finish()`` fails
-    only when no call at all could be observed.
+    ``require_a_trace(signature, *args)`` is the evidence that the function is
+    compiled at all: a call at a signature no other check uses must trace the
+    student's code (if it was traced before, the function's cache is cleared and the
+    call made once more). Then each ``call(signature, *args, **kwargs)`` is measured
+    (``signature`` is a short text such as ``"float32[3], mode='sum'"``): once a
+    signature has been called, no later call at it may trace. A call that raises is
+    not counted: its mistake belongs to the value properties. ``finish()`` fails only
+    when no call at all could be observed. Nothing here depends on how many
+    programs JAX compiles, only on traces at repeated signatures.
     """
 
     def __init__(self, submission, name: str, fix: str):
@@ -160,12 +175,43 @@ class SignatureAudit:
         self.calls = 0
         self.first_error: PropertyFailure | None = None
 
-    def start(self) -> "SignatureAudit":
-        jax.clear_caches()
-        return self
-
     def _measure(self, *args, **kwargs):
         return traces_during(self.submission.call, self.name, *args, **kwargs)
+
+    def cold_start(self) -> "SignatureAudit":
+        """Start from a cold cache, so that a program an earlier check compiled cannot hide a
+        retrace here (a weakly typed full batch, a static gain value met before)."""
+        self._reset()
+        return self
+
+    def _reset(self) -> None:
+        """A cold cache for the function: its own if it has one, else all of JAX's."""
+        clear = getattr(self.submission.function(self.name), "clear_cache", None)
+        (clear if callable(clear) else jax.clear_caches)()
+
+    def require_a_trace(self, signature: str, *args, **kwargs) -> None:
+        """Fail unless a call at ``signature`` traces the student's code (from a cold cache if need be)."""
+        text = _render.call(self.name, args, kwargs)
+        try:
+            _, traces = self._measure(*args, **kwargs)
+            if not traces:
+                self._reset()
+                _, traces = self._measure(*args, **kwargs)
+        except CallRaised as failure:
+            self.first_error = self.first_error or failure
+            return  # judged below on calls that do not raise, or by finish()
+        self.first_calls.setdefault(signature, text)
+        self.calls += 1
+        self._at_most_one(signature, text, traces)
+        if not traces:
+            raise PropertyFailure(
+                f"`{self.name}` ran at a signature it had never seen ({signature}), from a cold cache, and JAX "
+                "traced none of your code: it is not compiled with `jax.jit` (or its trace is hidden), so there "
+                "is no compiled program to reuse.",
+                example=text,
+                got="0 traces on the first call at a new signature",
+                expected="one trace on the first call at a signature, none on repeats",
+            )
 
     def call(self, signature: str, *args, **kwargs):
         """Make one measured call; return its result, or None when the call raised."""
@@ -173,35 +219,38 @@ class SignatureAudit:
         try:
             result, traces = self._measure(*args, **kwargs)
         except CallRaised as failure:
-            if self.first_error is None:
-                self.first_error = failure
+            self.first_error = self.first_error or failure
             return None
         self.calls += 1
         first = self.first_calls.get(signature)
         if first is None:
-            self.first_calls[signature] = text
-            if not traces:
-                raise PropertyFailure(
-                    f"`{self.name}` ran at a signature it had never seen ({signature}) and JAX traced none of "
-                    "your code: it is not compiled with `jax.jit` (or its trace is hidden), so there is no "
-                    "compiled program to reuse.",
-                    example=text,
-                    got="0 traces on the first call at a new signature",
-                    expected="one trace on the first call at a signature, none on repeats",
-                )
+            self.first_calls[signature] = text  # may trace, or reuse a program an earlier cell built
+            self._at_most_one(signature, text, traces)
             return result
         if traces:
             _, again = self._measure(*args, **kwargs)  # once more, to tell "every call" from "this call"
             cure = _EVERY_CALL if again else self.fix
             raise Retraced(
                 f"`{self.name}` traced again ({_plural(traces, 'new trace')}) at a signature it had already "
-                f"traced ({signature}). {cure}",
+                f"met ({signature}). {cure}",
                 cure=cure,
                 example=f"{first}, later {text}" + (", and again the same call" if again else ""),
-                got=f"{_plural(traces, 'trace')} on the repeated call" + (f", {_plural(again, 'trace')} on the next" if again else ""),
-                expected="no new trace at a signature already traced",
+                got=f"{_plural(traces, 'trace')} on the repeated call"
+                + (f", {_plural(again, 'trace')} on the next" if again else ""),
+                expected="no new trace at a signature already met",
             )
         return result
+
+    def _at_most_one(self, signature: str, text: str, traces: int) -> None:
+        if traces > 1:
+            raise PropertyFailure(
+                f"`{self.name}` traced {traces} times in one call at a new signature ({signature}): one trace per "
+                "signature is all jit needs. Calling the same jit once positionally and once by keyword, or two "
+                "different jits, makes each call trace again.",
+                example=text,
+                got=f"{traces} traces in one call",
+                expected="at most one trace per new signature",
+            )
 
     def finish(self) -> None:
         """Fail if no call could be observed at all (every call raised)."""

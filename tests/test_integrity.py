@@ -82,7 +82,8 @@ class LookAlike:
 
 
 def _audit(fn) -> None:
-    audit = SignatureAudit(from_namespace({"f": fn}), "f", "").start()
+    audit = SignatureAudit(from_namespace({"f": fn}), "f", "")
+    audit.require_a_trace("float32[29]", jax.device_put(np.ones(29, np.float32)))
     for values in (np.arange(3.0, dtype=np.float32), np.arange(3.0, dtype=np.float32) + 1, np.ones(4, np.float32)):
         array = jax.device_put(values)
         audit.call(f"float32[{array.shape[0]}]", array)
@@ -105,3 +106,11 @@ def test_what_is_not_jitted_is_told_by_its_traces(fn, problem):
 ])
 def test_a_jitted_function_passes_whatever_its_type(fn):
     _audit(fn)
+
+
+def test_a_jit_of_jax_s_own_function_is_the_student_s_trace():
+    """`jax.jit(jnp.sum)` is the student's program, though `jnp.sum` lives in JAX."""
+    jax.clear_caches()
+    x = jnp.arange(7.0)
+    assert traces_during(jax.jit(jnp.sum), x)[1] == 1
+    assert traces_during(jnp.sum, x)[1] == 0

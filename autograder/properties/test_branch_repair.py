@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from autograder import _render
 from autograder._checks import close, first_failure, op_by_op, scalar
 from autograder._registry import prop
-from autograder._results import PropertyFailure
+from autograder._results import CallRaised, PropertyFailure
 from autograder._settings import VALUES
 from autograder._strategies import SHAPES, float32_values
 from autograder._traces import SignatureAudit, signature_of
@@ -39,10 +39,13 @@ def _check_repaired(submission, values: np.ndarray, gain: float) -> None:
     array = jax.device_put(values)
     for form in _gain_forms(gain):
         text = _render.call("repaired", (array, form))
-        compiled = scalar(submission.call("repaired", array, form), text)
-        # Run as written too: XLA may rewrite a 0/1-weighted blend into a select and hide its nan.
-        eager = scalar(op_by_op(submission.call, "repaired", array, form), text)
-        for got, how in ((compiled, ""), (eager, " run op by op (under `jax.disable_jit()`)")):
+        results = [(scalar(submission.call("repaired", array, form), text), "")]
+        if not isinstance(form, float):  # once per example is enough (op by op, a float becomes an array)
+            # Run as written too: XLA may rewrite a 0/1-weighted blend into a select and hide its nan.
+            eager = op_by_op(submission.call, "repaired", array, form)
+            if eager is not None:
+                results.append((scalar(eager, text), " run op by op (under `jax.disable_jit()`)"))
+        for got, how in results:
             if close(got, expected, magnitude):
                 continue
             side = "above" if gain > 1.0 else "at or below"
@@ -67,6 +70,7 @@ def test_broken_branch_fails_under_jit(submission):
     @VALUES
     @given(values=_VALUES, gain=_GAINS)
     @example(values=np.arange(8, dtype=np.float32), gain=2.0)
+    @example(values=np.arange(8, dtype=np.float32), gain=1.0)  # the lesson's `>`: 1.0 takes the plain sum
     def check(values, gain):
         expected, magnitude = _meaning(values, gain)
         array = jax.device_put(values)
@@ -117,6 +121,19 @@ def test_repaired_matches_branch(submission):
         _check_repaired(submission, values, gain)
 
     check()
+    # The decision must live in the program, not in Python around it: `repaired` traced as a
+    # whole, inside another trace, must not need a concrete gain.
+    values, gain = jax.device_put(np.arange(8, dtype=np.float32)), jax.device_put(np.float32(2.0))
+    try:
+        jax.make_jaxpr(lambda v, g: submission.call("repaired", v, g))(values, gain)
+    except CallRaised as failure:
+        if not issubclass(failure.error_type, jax.errors.ConcretizationTypeError):
+            return  # e.g. compiled ahead of time, which no trace can enter: nothing Python decides
+        raise PropertyFailure(
+            "`repaired` cannot be traced as a whole, so its branch still runs in Python, outside the compiled "
+            f"program. {failure.problem.split(': ', 1)[-1]}",
+            example=f"jax.make_jaxpr(repaired)({_render.value(values)}, {_render.value(gain)})",
+        ) from None
 
 
 #: The smallest float32 above the threshold.
@@ -179,7 +196,9 @@ def test_gain_stays_dynamic(submission):
         submission, "repaired",
         "`gain` is runtime data: a new gain, on either side of the threshold, must reuse the program. A static "
         "`gain` compiles one program per gain value.",
-    ).start()
+    ).cold_start()  # a static gain's programs for gains met in earlier checks must not hide its retraces
+    fresh = jax.device_put(np.linspace(-2.0, 2.0, 29, dtype=np.float32))  # a length no other check uses
+    audit.require_a_trace(f"values {signature_of(fresh)}, gain a Python float", fresh, 0.5)
 
     def check(case):
         values, low, high = case

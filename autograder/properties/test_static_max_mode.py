@@ -21,7 +21,9 @@ _MAGNITUDE = {"sum": lambda a: np.abs(a).sum(), "mean": lambda a: np.abs(a).mean
 
 _NOT_A_MODE = st.one_of(
     st.text(alphabet="abcdemnorstuxSMAX _", max_size=6).filter(lambda s: s not in MODES),
-    st.sampled_from(["Sum", "MAX", "min", "median", "maximum", " sum", ""]),
+    st.sampled_from(["Sum", "MAX", "SUM", "Mean", "min", "median", "maximum", "avg", "average", "total", " sum",
+                     ""]),
+    st.sampled_from([True, 1.5]),
     st.none(),
     st.integers(-2, 2),
 )
@@ -31,10 +33,15 @@ _NOT_A_MODE = st.one_of(
 _FIX = "Values are runtime data: at a shape, dtype and mode already seen, jit must reuse its program."
 
 
-def _audit(submission) -> SignatureAudit:
-    """Trace evidence for `choose`, from a cold cache (see autograder._traces.SignatureAudit)."""
+def _audit(submission, fresh_length: int) -> SignatureAudit:
+    """Trace evidence for `choose` (see autograder._traces.SignatureAudit): it traces at a
+    length no other check and no lesson cell uses, and no check may then see it trace at a
+    signature already met."""
     submission.function("choose")
-    return SignatureAudit(submission, "choose", _FIX).start()
+    audit = SignatureAudit(submission, "choose", _FIX)
+    fresh = jax.device_put(np.linspace(-2.0, 2.0, fresh_length, dtype=np.float32))
+    audit.require_a_trace(_signature(fresh, "sum"), fresh, mode="sum")
+    return audit
 
 
 def _signature(array, mode) -> str:
@@ -48,6 +55,8 @@ def _check_mode(submission, mode: str) -> None:
     @given(values=float32_values())
     @example(values=np.array([-4.0, -1.0, -2.0], np.float32))
     @example(values=np.array([[-3.0, 7.5, 7.5], [0.0, -8.0, 2.0]], np.float32))
+    @example(values=np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 11.5)  # all axes, not the first two
+    @example(values=np.array([-3.0e7, -5.0e7, -4.0e7], np.float32))  # a max that starts from any finite floor
     def check(values):
         expected = float(_REFERENCE[mode](values.astype(np.float64)))
         magnitude = float(_MAGNITUDE[mode](values.astype(np.float64)))
@@ -132,7 +141,7 @@ def test_unknown_mode_raises(submission):
     "new function every time.",
 )
 def test_values_only_no_retrace(submission):
-    audit = _audit(submission)
+    audit = _audit(submission, fresh_length=29)
 
     def check(case):
         values, mode = case
@@ -152,7 +161,7 @@ def test_values_only_no_retrace(submission):
     "repeats do not. Distinct traces can never outnumber distinct signatures.",
 )
 def test_traces_bounded_by_signatures(submission):
-    audit = _audit(submission)
+    audit = _audit(submission, fresh_length=31)
 
     def check(sequence):
         for values, mode in sequence:

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 FAILS = {"repaired_matches_branch", "gain_stays_dynamic"}
 SCORE = 2
-MESSAGE = r"traced again \(1 new trace\) at a signature it had already traced.*A static `gain` compiles one program per gain value"
+MESSAGE = r"traced again \(1 new trace\) at a signature it had already met.*A static `gain` compiles one program per gain value"
 
 
 def broken_branch(values, gain):

@@ -14,9 +14,9 @@ WHY = {
 }
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
-FAILS = {"gain_stays_dynamic"}
-SCORE = 4
-REVIEW = 'The teacher also took a repair point for style; the values are right for every gain, and the real mistake (a fresh jit per call) costs the trace points only: one mistake, one penalty.'
+FAILS = {"repaired_matches_branch", "gain_stays_dynamic"}
+SCORE = 2
+REVIEW = "The teacher gave 2 of 3 for repair; its branch is still Python's (`float(gain)` baked into a fresh jit), so `repaired` cannot be traced as a whole: the value property fails as for a static gain, and the per-call jit costs the trace points, as for `static_gain.py`."
 
 
 # %% cell 1 [imports] (provided, read-only)

@@ -5,7 +5,7 @@ import numpy as np
 
 FAILS = {"trace_count_consistent"}
 SCORE = 5
-MESSAGE = r"`trace_count` does not follow JAX's traces"
+MESSAGE = r"`trace_count` is not the number of traces `trace_log` has seen after the call"
 
 trace_log = {"count": 0}
 

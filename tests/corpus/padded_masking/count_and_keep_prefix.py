@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 FAILS = {"garbage_in_padding_ignored"}
 SCORE = 5
-MESSAGE = r"when the mask marks rows \[1, 3\] and the other rows hold garbage: an unmarked row.s term reached the sum"
+MESSAGE = r"when the mask marks rows \[1, 3, 5, 7\] and the other rows hold garbage: an unmarked row.s term reached the sum"
 
 
 def pad_batch(values, size):

@@ -6,7 +6,7 @@ import jax
 
 FAILS = {"values_only_no_retrace", "traces_bounded_by_signatures"}
 SCORE = 4
-MESSAGE = r"`choose` traced again \(1 new trace\) at a signature it had already traced .*It traces on every call"
+MESSAGE = r"`choose` traced again \(1 new trace\) at a signature it had already met .*It traces on every call"
 
 
 def choose_reduction(values, mode):
