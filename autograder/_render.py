@@ -8,7 +8,8 @@ import re
 import numpy as np
 
 _MAX_ELEMENTS = 12
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+#: A memory address in a repr or a message: it would make feedback differ between runs.
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def value(x) -> str:
@@ -41,7 +42,7 @@ def value(x) -> str:
             formatter={"float_kind": _number, "int_kind": str, "bool": str},
         ).replace("\n", "")
         return f"{kind} {shown}{' ...' if flatten else ''}"
-    text = _ADDRESS.sub("", repr(x))  # a memory address would make feedback differ between runs
+    text = ADDRESS.sub("", repr(x))
     return text if len(text) <= 80 else text[:77] + "..."
 
 

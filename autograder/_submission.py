@@ -78,7 +78,6 @@ class Submission:
         return None
 
 
-_ADDRESS = re.compile(r"<(function|lambda|class|bound method) ([^>]*?) at 0x[0-9a-fA-F]+>")
 _STATIC_PATH = re.compile(r"passed to the function at path (\w+)")
 
 #: JAX errors a lesson explains: (error class name, text it contains, the lesson's sentence).
@@ -118,7 +117,7 @@ def describe_error(error: BaseException) -> str:
 
 
 def _first_line(error: BaseException) -> str:
-    text = _ADDRESS.sub(r"<\1 \2>", str(error)).strip().splitlines()
+    text = _render.ADDRESS.sub("", str(error)).strip().splitlines()
     line = text[0] if text else "(no message)"
     return line if len(line) <= 200 else line[:197] + "..."
 

@@ -8,9 +8,9 @@ traced: the event is recorded inside ``_trace_for_jit(fun, ...)``, and a ``fun``
 JAX jitted for itself is its own eager work (:func:`is_jax_internal`), while anything
 else, ``jax.jit(jnp.sum)`` included, is the student's program.
 
-Whether something is jitted is judged by evidence too, never by the object's class:
-after a cache reset, the first call at a signature must trace the student's code, and
-every later call at that signature must not (:class:`SignatureAudit`).
+Whether something is jitted is judged by evidence too, never by the object's class: a
+call at a new signature must trace the student's code once, and no later call at a
+signature already met may trace (:class:`SignatureAudit`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ _MAX_DEPTH = 12
 
 
 def _traced_function():
-    """The Python function JAX is tracing when its trace event fires, or None if unknown."""
+    """The Python function JAX is tracing when its trace event fires, or None if unknown
+    (call it from the event's listener)."""
     frame = sys._getframe(2)
     for _ in range(_MAX_DEPTH):
         if frame is None:
@@ -79,6 +80,13 @@ def is_jax_internal(fn) -> bool:
     return getattr(module, getattr(fn, "__name__", ""), None) is not fn
 
 
+def student_traced() -> bool:
+    """Inside a listener of the trace event: whether JAX is tracing the student's code
+    rather than doing eager work of its own."""
+    fn = _traced_function()
+    return fn is None or not is_jax_internal(fn)
+
+
 class TraceLog:
     """Records the traces of the student's code while it is active (a context manager).
 
@@ -100,10 +108,8 @@ class TraceLog:
         if kwargs.get("fun_name") == _CANARY:
             self._canary_seen = True
             return
-        fn = _traced_function()
-        if fn is not None and is_jax_internal(fn):
-            return
-        self.names.append(kwargs.get("fun_name", "?"))
+        if student_traced():
+            self.names.append(kwargs.get("fun_name", "?"))
 
     def __enter__(self) -> "TraceLog":
         jax.monitoring.register_event_duration_secs_listener(self._listen)
