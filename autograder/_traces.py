@@ -152,7 +152,7 @@ _EVERY_CALL = (
 
 
 class Retraced(PropertyFailure):
-    """A trace at a signature already traced; ``cure`` is the sentence that explains it."""
+    """A trace at a signature already met; ``cure`` is the sentence that explains it."""
 
     def __init__(self, problem: str, *, cure: str, **parts):
         super().__init__(problem, **parts)
@@ -204,7 +204,7 @@ class SignatureAudit:
                 self._reset()
                 _, traces = self._measure(*args, **kwargs)
         except CallRaised as failure:
-            self.first_error = self.first_error or failure
+            self.skip(failure)
             return  # judged below on calls that do not raise, or by finish()
         self.first_calls.setdefault(signature, text)
         self.calls += 1
@@ -225,7 +225,7 @@ class SignatureAudit:
         try:
             result, traces = self._measure(*args, **kwargs)
         except CallRaised as failure:
-            self.first_error = self.first_error or failure
+            self.skip(failure)
             return None
         self.calls += 1
         first = self.first_calls.get(signature)
@@ -246,6 +246,10 @@ class SignatureAudit:
                 expected="no new trace at a signature already met",
             )
         return result
+
+    def skip(self, failure: CallRaised) -> None:
+        """A call the property could not make (a helper of the student's raised): not counted."""
+        self.first_error = self.first_error or failure
 
     def _at_most_one(self, signature: str, text: str, traces: int) -> None:
         if traces > 1:
