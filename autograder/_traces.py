@@ -191,9 +191,7 @@ class SignatureAudit:
         return self
 
     def _reset(self) -> None:
-        """A cold cache for the function: its own if it has one, else all of JAX's."""
-        clear = getattr(self.submission.function(self.name), "clear_cache", None)
-        (clear if callable(clear) else jax.clear_caches)()
+        clear_cache_of(self.submission.function(self.name))
 
     def require_a_trace(self, signature: str, *args, **kwargs) -> None:
         """Fail unless a call at ``signature`` traces the student's code (from a cold cache if need be)."""
@@ -269,6 +267,12 @@ class SignatureAudit:
                 f"No trace of `{self.name}` could be observed, because every call raised. {self.first_error.problem}",
                 example=self.first_error.example,
             )
+
+
+def clear_cache_of(fn) -> None:
+    """A cold cache for ``fn``: its own if it has one (a jitted function), else all of JAX's."""
+    clear = getattr(fn, "clear_cache", None)
+    (clear if callable(clear) else jax.clear_caches)()
 
 
 def signature_of(x) -> str:

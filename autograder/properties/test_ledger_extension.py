@@ -3,8 +3,8 @@
 The grader never takes the ledger's word for a trace: it listens to JAX's own
 monitoring events while each call runs and compares, in scenarios where predicting
 and observing disagree: a weakly typed scale after a float32 one (or the reverse),
-the program already traced by a direct call outside `observed_call`, JAX's caches
-cleared between calls, a new dtype at a known shape.
+the program already traced by a direct call outside `observed_call` (or traced
+without a compile), its cache cleared between calls, a new dtype at a known shape.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from autograder._checks import close, first_failure
 from autograder._registry import prop
 from autograder._results import CallRaised, PropertyFailure
 from autograder._settings import TRACES, VALUES
-from autograder._traces import TraceLog
+from autograder._traces import TraceLog, clear_cache_of
 
 KEYS = ("label", "shape", "dtype", "static", "traced", "trace_count", "result")
 #: A small signature space (each new signature is a compile); never length 16,
@@ -222,19 +222,13 @@ class _Observation:
     logged: object  # the notebook's `trace_log["count"]` after the call (None without one)
 
 
-def _clear(submission) -> None:
-    """Clear the notebook's program's cache (all of JAX's when it has none of its own)."""
-    compiled = submission.get("compiled_square_sum")
-    (getattr(compiled, "clear_cache", None) or jax.clear_caches)()
-
-
 def _run(submission, steps, seen: list, raised: list) -> None:
     story: list[str] = []
     with TraceLog() as everything:
         mark, previous = None, None
         for index, step in enumerate(steps):
             if step[0] == "clear":
-                _clear(submission)
+                clear_cache_of(submission.get("compiled_square_sum"))
                 story.append("the program's cache cleared (`compiled_square_sum.clear_cache()`)")
                 continue
             kind, values, form, scale = step

@@ -350,7 +350,8 @@ def test_lengths_share_one_trace(submission):
                 audit.skip(failure)
                 continue
             call = (n, text, [signature_of(x) for x in pair])
-            first.extend([] if first else [call])
+            if not first:
+                first.append(call)
             try:
                 audit.call(f"every batch padded to {TRACE_SIZE} rows", *pair)
             except Retraced as failure:
