@@ -7,7 +7,6 @@ then point ``CourseDirectory.root`` and ``Exchange.root`` at their own folders.
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads the file
 
-ASSIGNMENTS = ("static_max_mode", "padded_masking", "branch_repair", "ledger_extension")  # noqa: F841 - documents the course
 
 c.CourseDirectory.course_id = "jax-tracing"
 c.CourseDirectory.source_directory = "source"
@@ -17,16 +16,16 @@ c.CourseDirectory.release_directory = "release"
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# A graded cell runs at most three properties of at most 40 s each (autograder/_limits.py);
+# A graded cell runs at most three properties of at most 40 s each (autograder/grading/limits.py);
 # a cell still running after 150 s is stuck, and only that cell loses points.
 c.Execute.timeout = 150
 c.Execute.interrupt_on_timeout = True
 
 # Confine every autograde kernel before the notebook's first cell: memory, file size
-# and process caps, and a record of the genuine grading objects (autograder/_sandbox.py).
+# and process caps, and a record of the genuine grading objects (autograder/confinement/sandbox.py).
 c.Execute.extra_arguments = [
     "--HistoryManager.hist_file=:memory:",
-    "--IPKernelApp.exec_lines=['import autograder._sandbox']",
+    "--IPKernelApp.exec_lines=['import autograder.confinement.sandbox']",
 ]
 
 # In nbgrader's own process, around the kernel: results are checked for the grader's
@@ -36,12 +35,12 @@ from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades,
 )
 
-from autograder.nbgrader_plugins import ConfinedExecute, IssueSeal, ScrubGraderSource, VerifySeals  # noqa: E402
+from autograder.confinement.preprocessors import ConfinedExecute, IssueSeal, ScrubGraderSource, VerifySeals  # noqa: E402
 
 # IssueSeal/VerifySeals: a graded cell scores only if the course's own grade() sealed
-# its points with a key this notebook's kernel alone received (autograder/_seal.py).
+# its points with a key this notebook's kernel alone received (autograder/confinement/seal.py).
 # ConfinedExecute: nbgrader's Execute, each kernel in a private view of the machine as
-# a user of its own (autograder/_jail.py), and a dead kernel costs only unfinished cells.
+# a user of its own (autograder/confinement/jail.py), and a dead kernel costs only unfinished cells.
 c.Autograde.autograde_preprocessors = [
     IssueSeal, ConfinedExecute, VerifySeals, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor,
     LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,

@@ -6,22 +6,22 @@ file or a namespace. Property modules live in :mod:`autograder.properties` and
 also run under plain pytest (``pytest autograder/properties --submission NB``).
 """
 
-from ._grade import grade, run_group
-from ._registry import ASSIGNMENTS, group_points, properties
-from ._results import GroupReport, PropertyFailure, PropertyResult
-from ._submission import Submission, from_namespace, from_notebook, from_python
+from autograder.grading.grade import grade, run_group
+from autograder.grading.registry import assignments, group_points, properties_of
+from autograder.grading.results import GroupReport, PropertyFailure, PropertyResult
+from autograder.grading.submission import Submission, from_namespace, from_notebook, from_python
 
 __all__ = [
-    "ASSIGNMENTS",
     "GroupReport",
     "PropertyFailure",
     "PropertyResult",
     "Submission",
+    "assignments",
     "from_namespace",
     "from_notebook",
     "from_python",
     "grade",
     "group_points",
-    "properties",
+    "properties_of",
     "run_group",
 ]

@@ -21,8 +21,10 @@ from jupyter_core.paths import jupyter_runtime_dir
 from nbformat.v4 import new_code_cell, new_notebook
 from traitlets.config import Config
 
-from autograder import _jail, _kernel
-from autograder.nbgrader_plugins import ConfinedExecute
+from autograder.confinement import jail as _jail
+
+from autograder.confinement import kernel_manager
+from autograder.confinement.preprocessors import ConfinedExecute
 
 
 def _course(tmp_path: Path) -> tuple[Config, Path]:
@@ -37,7 +39,7 @@ def _course(tmp_path: Path) -> tuple[Config, Path]:
     config.CourseDirectory.root = str(root)
     config.Exchange.root = str(tmp_path / "exchange")
     config.Execute.extra_arguments = [
-        "--HistoryManager.hist_file=:memory:", "--IPKernelApp.exec_lines=['import autograder._sandbox']",
+        "--HistoryManager.hist_file=:memory:", "--IPKernelApp.exec_lines=['import autograder.confinement.sandbox']",
     ]
     config.Execute.timeout = 60
     return config, folder
@@ -57,7 +59,7 @@ def _run(tmp_path: Path, *sources: str) -> tuple[list[str], Path]:
 
 def test_this_machine_can_confine_kernels():
     """The other tests here would say little otherwise (CI runs on a machine like this one)."""
-    assert _kernel.why_not_confined() is None
+    assert kernel_manager.why_not_confined() is None
 
 
 LOOK_AROUND = '''
@@ -89,7 +91,7 @@ def test_a_kernel_sees_only_its_own_folder_as_a_user_of_its_own(tmp_path):
 def _put_back_in_home() -> set[str]:
     """The first folder, under home, of each path the jail puts back (Python, the connection file)."""
     home = Path.home().resolve()
-    kept = map(Path, _kernel.kept_paths(os.path.join(jupyter_runtime_dir(), "kernel.json")))
+    kept = map(Path, kernel_manager.kept_paths(os.path.join(jupyter_runtime_dir(), "kernel.json")))
     return {path.relative_to(home).parts[0] for path in kept if path.is_relative_to(home)}
 
 
@@ -142,7 +144,7 @@ def test_nothing_a_notebook_starts_outlives_it(tmp_path):
 
 def test_hidden_paths_name_the_course_the_exchange_home_and_repository(tmp_path):
     config, _ = _course(tmp_path)
-    hidden = _kernel.hidden_paths(config)
+    hidden = kernel_manager.hidden_paths(config)
     for path in (tmp_path / "course", tmp_path / "exchange", Path.home(), REPO):
         assert os.path.realpath(path) in hidden
 
@@ -157,10 +159,10 @@ def test_leftovers_are_found_by_their_user_even_without_a_cgroup():
         os._exit(0)
     try:
         deadline = time.monotonic() + 5
-        while child not in _kernel.members(kernel_pid) and time.monotonic() < deadline:
+        while child not in kernel_manager.members(kernel_pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert child in _kernel.members(kernel_pid)
-        assert _kernel.kill_leftovers(kernel_pid) >= 1
+        assert child in kernel_manager.members(kernel_pid)
+        assert kernel_manager.kill_leftovers(kernel_pid) >= 1
         assert os.waitpid(child, 0)[1] == signal.SIGKILL
     finally:
         with contextlib.suppress(ProcessLookupError, ChildProcessError):

@@ -21,8 +21,8 @@ import nbformat
 import pytest
 from conftest import COURSE_ASSIGNMENTS, REPO, tree_digest
 
-from autograder import cycle
-
+from autograder.tools import demo, scratch
+from autograder.grading.cells import is_answer, is_autograder_test
 SAMPLES = REPO / "tests" / "samples"
 BROKEN_ASSIGNMENT = "padded_masking"  # broken inputs cost kernels: one assignment is enough
 BREAKAGES = ("syntax", "missing", "raise")  # of one answer cell
@@ -34,20 +34,10 @@ slow = pytest.mark.slow  # each test below that uses the graded course `run`
 # ---------------------------------------------------------------- broken notebooks
 
 
-def is_answer(cell) -> bool:
-    m = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and m.get("solution", False) and not m.get("grade", False)
-
-
-def is_test(cell) -> bool:
-    m = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and m.get("grade", False) and not m.get("solution", False)
-
-
 def broken_cell_index(nb) -> int:
     """The last answer cell with an autograder test before it: tests before it cannot depend on it."""
     candidates = [
-        i for i, c in enumerate(nb.cells) if is_answer(c) and any(is_test(t) for t in nb.cells[:i])
+        i for i, c in enumerate(nb.cells) if is_answer(c) and any(is_autograder_test(t) for t in nb.cells[:i])
     ]
     assert candidates, "the correct sample has no answer cell after a test cell to break"
     return candidates[-1]
@@ -99,8 +89,8 @@ def make_unreadable(correct: Path, path: Path) -> Path:
 
 @dataclass
 class Run:
-    result: cycle.CycleResult
-    students: list[cycle.Student]
+    result: scratch.CycleResult
+    students: list[scratch.Student]
     source_before: dict[str, str]
     broken_index: int
 
@@ -117,11 +107,11 @@ def run(tmp_path_factory) -> Run:
     work = tmp_path_factory.mktemp("cycle")
     correct = SAMPLES / BROKEN_ASSIGNMENT / "correct.ipynb"
     broken = make_broken(correct, work / "broken")
-    students = [cycle.Student(f"broken-{k}", {BROKEN_ASSIGNMENT: p}) for k, p in broken.items()]
-    students.append(cycle.Student(UNREADABLE, {BROKEN_ASSIGNMENT: make_unreadable(correct, work / "cut.ipynb")}))
-    students += cycle.sample_students(COURSE_ASSIGNMENTS, samples_dir=SAMPLES)
+    students = [scratch.Student(f"broken-{k}", {BROKEN_ASSIGNMENT: p}) for k, p in broken.items()]
+    students.append(scratch.Student(UNREADABLE, {BROKEN_ASSIGNMENT: make_unreadable(correct, work / "cut.ipynb")}))
+    students += demo.sample_students(COURSE_ASSIGNMENTS, samples_dir=SAMPLES)
     source_before = tree_digest(REPO / "source")
-    result = cycle.run_cycle(work / "course", students, COURSE_ASSIGNMENTS)
+    result = scratch.run_cycle(work / "course", students, COURSE_ASSIGNMENTS)
     index = broken_cell_index(nbformat.read(correct, as_version=4))
     return Run(result, students, source_before, index)
 
@@ -129,7 +119,7 @@ def run(tmp_path_factory) -> Run:
 def source_points(assignment: str, graded_by: str = "autograder") -> float:
     """Points of the source notebook's autograder tests, or of all its grade cells."""
     nb = nbformat.read(REPO / "source" / assignment / f"{assignment}.ipynb", as_version=4)
-    counted = is_test if graded_by == "autograder" else lambda c: c.metadata.get("nbgrader", {}).get("grade")
+    counted = is_autograder_test if graded_by == "autograder" else lambda c: c.metadata.get("nbgrader", {}).get("grade")
     return sum(c.metadata.nbgrader["points"] for c in nb.cells if counted(c))
 
 
@@ -175,7 +165,7 @@ def test_the_unreadable_submission_is_the_one_problem_reported(run):
 @slow
 def test_exported_csv_agrees_with_the_gradebook(run):
     """The CSV's max counts the hand-graded answers too; nobody has graded those yet."""
-    rows = {(r["student_id"], r["assignment"]): r for r in cycle.read_grades_csv(run.result.course)}
+    rows = {(r["student_id"], r["assignment"]): r for r in scratch.read_grades_csv(run.result.course)}
     for (sid, a), score in run.result.scores.items():
         row = rows[sid, a]
         assert float(row["score"]) == score.points
@@ -189,7 +179,7 @@ def test_scratch_source_is_untouched(run):
 
 @slow
 def test_exchange_names_each_submission_after_its_student(run):
-    inbound = run.root / "exchange" / cycle.course_id() / "inbound"
+    inbound = run.root / "exchange" / scratch.course_id() / "inbound"
     handed_in = {tuple(d.name.split("+")[:2]) for d in inbound.iterdir()}
     assert handed_in == {(sid, a) for sid, a, _ in run.submitted()}
 
@@ -211,7 +201,7 @@ def test_feedback_html_for_every_graded_submission(run):
 # ---------------------------------------------------------------- broken submissions
 
 
-def lost_cells(score: cycle.Score) -> set[str]:
+def lost_cells(score: scratch.Score) -> set[str]:
     return {c.grade_id for c in score.cells if c.points < c.max_points}
 
 
@@ -221,9 +211,9 @@ def test_batch_goes_on_to_grade_students_after_the_broken_ones(run):
         return (run.root / "autograded" / sid / BROKEN_ASSIGNMENT / f"{BROKEN_ASSIGNMENT}.ipynb").stat().st_mtime
 
     last_broken = max(graded_at(f"broken-{k}") for k in BREAKAGES)
-    for kind in cycle.SAMPLE_KINDS:
+    for kind in demo.SAMPLE_KINDS:
         assert graded_at(f"sample-{kind}") >= last_broken
-    assert UNREADABLE < min(f"sample-{kind}" for kind in cycle.SAMPLE_KINDS)  # graded before them
+    assert UNREADABLE < min(f"sample-{kind}" for kind in demo.SAMPLE_KINDS)  # graded before them
     assert run.result.score("sample-correct", BROKEN_ASSIGNMENT).points == source_points(BROKEN_ASSIGNMENT)
 
 
@@ -233,7 +223,7 @@ def test_broken_answer_costs_points_but_not_those_of_earlier_tests(run, kind):
     score = run.result.score(f"broken-{kind}", BROKEN_ASSIGNMENT)
     assert score.points < score.max_points, f"breaking an answer cost nothing: {score.cells}"
     nb = nbformat.read(SAMPLES / BROKEN_ASSIGNMENT / "correct.ipynb", as_version=4)
-    earlier = {c.metadata.nbgrader["grade_id"] for c in nb.cells[: run.broken_index] if is_test(c)}
+    earlier = {c.metadata.nbgrader["grade_id"] for c in nb.cells[: run.broken_index] if is_autograder_test(c)}
     assert earlier and not (lost_cells(score) & earlier), score.cells
 
 
@@ -249,9 +239,9 @@ def test_regrading_one_broken_student_leaves_everyone_else_untouched(run):
     autograded = run.root / "autograded"
     others = [d for d in autograded.iterdir() if d.name != "broken-raise"]
     before = {d.name: tree_digest(d) for d in others}
-    cycle.nbgrader(run.result.course, ["autograde", BROKEN_ASSIGNMENT, "--student", "broken-raise", "--force"], run.root)
+    scratch.nbgrader(run.result.course, ["autograde", BROKEN_ASSIGNMENT, "--student", "broken-raise", "--force"], run.root)
     assert {d.name: tree_digest(d) for d in others} == before
-    assert cycle.read_scores(run.result.course) == run.result.scores
+    assert scratch.read_scores(run.result.course) == run.result.scores
 
 
 # ---------------------------------------------------------------- the demo command
@@ -266,13 +256,13 @@ def test_demo_prints_the_grade_table_and_feedback_folder(run, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     table = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines() if line.startswith("sample-")}
-    for kind in cycle.SAMPLE_KINDS:
+    for kind in demo.SAMPLE_KINDS:
         score = run.result.score(f"sample-{kind}", a)
         assert table[f"sample-{kind}"] == [f"{score.points:g}/{score.max_points:g}"]
     feedback = tmp_path / "demo" / "feedback"
     assert f"feedback HTML: {feedback}" in proc.stdout
     assert sorted(p.relative_to(feedback).parts[0] for p in feedback.glob(f"*/{a}/{a}.html")) == [
-        f"sample-{kind}" for kind in sorted(cycle.SAMPLE_KINDS)
+        f"sample-{kind}" for kind in sorted(demo.SAMPLE_KINDS)
     ]
 
 
@@ -281,38 +271,38 @@ def test_demo_prints_the_grade_table_and_feedback_folder(run, tmp_path):
 
 def test_a_student_without_the_notebook_is_refused_by_name(tmp_path):
     missing = tmp_path / "nope.ipynb"
-    with pytest.raises(cycle.CycleError, match=f"'ann' has no notebook for 'x': {missing} does not exist"):
-        cycle.Student("ann", {"x": missing})
+    with pytest.raises(scratch.CycleError, match=f"'ann' has no notebook for 'x': {missing} does not exist"):
+        scratch.Student("ann", {"x": missing})
 
 
 def test_a_student_id_nbgrader_cannot_use_is_refused():
-    with pytest.raises(cycle.CycleError, match=r"student id 'a\+b' is not usable"):
-        cycle.Student("a+b", {})
+    with pytest.raises(scratch.CycleError, match=r"student id 'a\+b' is not usable"):
+        scratch.Student("a+b", {})
 
 
 def test_a_course_dir_inside_the_repository_is_refused():
     inside = REPO / "build" / "scratch-course"
-    with pytest.raises(cycle.CycleError, match="inside the repository"):
-        cycle.prepare_course(inside)
+    with pytest.raises(scratch.CycleError, match="inside the repository"):
+        scratch.prepare_course(inside)
     assert not inside.exists()
 
 
 def test_a_course_dir_that_is_not_empty_is_refused(tmp_path):
     (tmp_path / "old-run.txt").write_text("")
-    with pytest.raises(cycle.CycleError, match="is not empty"):
-        cycle.prepare_course(tmp_path)
+    with pytest.raises(scratch.CycleError, match="is not empty"):
+        scratch.prepare_course(tmp_path)
 
 
 def test_an_unknown_assignment_is_named_before_any_work(tmp_path):
-    with pytest.raises(cycle.CycleError, match=r"no source notebook for \['nope'\]"):
-        cycle.run_cycle(tmp_path / "course", [], ["nope"])
+    with pytest.raises(scratch.CycleError, match=r"no source notebook for \['nope'\]"):
+        scratch.run_cycle(tmp_path / "course", [], ["nope"])
     assert not (tmp_path / "course").exists()
 
 
 def test_a_failing_nbgrader_step_is_reported_with_its_command(tmp_path):
-    course = cycle.prepare_course(tmp_path / "course")
-    with pytest.raises(cycle.CycleError, match="nbgrader release_assignment nope failed") as err:
-        cycle.nbgrader(course, ["release_assignment", "nope"], course.root)
+    course = scratch.prepare_course(tmp_path / "course")
+    with pytest.raises(scratch.CycleError, match="nbgrader release_assignment nope failed") as err:
+        scratch.nbgrader(course, ["release_assignment", "nope"], course.root)
     assert str(course.log) in str(err.value)
 
 

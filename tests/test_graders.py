@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import ASSIGNMENTS, from_python, group_points, properties, run_group
-from autograder._feedback import render
+from autograder import assignments, from_python, group_points, properties_of, run_group
+from autograder.grading.feedback import render
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES = sorted(CORPUS.glob("*/*.py"))
@@ -63,7 +63,7 @@ def test_independent_students_get_the_teachers_points(path):
         assert earned == teacher
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+@pytest.mark.parametrize("assignment", assignments())
 def test_independent_students_wrote_eight_submissions(assignment):
     """At least eight, correct ones in unusual styles among them."""
     files = sorted((CORPUS / assignment).glob("student_*.py"))
@@ -71,7 +71,7 @@ def test_independent_students_wrote_eight_submissions(assignment):
     assert len(files) >= 8 and len(full) >= 3, [f.name for f in files]
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+@pytest.mark.parametrize("assignment", assignments())
 def test_corpus_has_a_correct_and_six_wrong_submissions(assignment):
     files = sorted((CORPUS / assignment).glob("*.py"))
     names = {f.stem for f in files}
@@ -79,13 +79,13 @@ def test_corpus_has_a_correct_and_six_wrong_submissions(assignment):
     assert len(names - {"correct"}) >= 6, names
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+@pytest.mark.parametrize("assignment", assignments())
 def test_every_property_is_broken_by_some_wrong_submission(assignment):
     """A property no wrong submission breaks is untested: it might never fail."""
     broken = set()
     for path in (CORPUS / assignment).glob("*.py"):
         broken |= _declared(path, "FAILS")
-    assert {p.name for p in properties(assignment)} <= broken
+    assert {p.name for p in properties_of(assignment)} <= broken
 
 
 def _declared(path: Path, name: str):

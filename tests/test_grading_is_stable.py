@@ -10,14 +10,14 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder import ASSIGNMENTS, group_points
+from autograder import assignments, group_points
 
 CORPUS = Path(__file__).parent / "corpus"
 
 _GRADE_ALL = """
 import sys
 from autograder import from_python, group_points, run_group
-from autograder._feedback import render
+from autograder.grading.feedback import render
 assignment, path = sys.argv[1], sys.argv[2]
 submission = from_python(path)
 for group in group_points(assignment):
@@ -57,7 +57,7 @@ def test_correct_answers_keep_full_points_with_jax_logging_on(tmp_path):
     compile logs, cache-miss explanations and warnings out of the grade cells."""
     cells = [nbformat.v4.new_code_cell(_NOISY)]
     expected = []
-    for assignment in ASSIGNMENTS:
+    for assignment in assignments():
         source = (CORPUS / assignment / "correct.py").read_text()
         cells.append(nbformat.v4.new_code_cell(source))
         for group, points in group_points(assignment).items():

@@ -19,7 +19,7 @@ below) that flips when the gap is closed; its comment says what happens today.
 
 To keep the batch short the scratch course lowers nbgrader's per-cell timeout
 from 150 s to :data:`CELL_TIMEOUT` (the same interrupt-and-go-on mechanism); the
-per-property limits of ``autograder/_limits.py`` are the real ones.
+per-property limits of ``autograder/grading/limits.py`` are the real ones.
 """
 
 from __future__ import annotations
@@ -46,9 +46,10 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default import ExchangeSubmit
 from traitlets.config import Config
 
-from autograder import cycle
-from autograder._sandbox import PROCESSES
-from autograder.nbgrader_plugins import grader_lines
+from autograder.tools import scratch
+from autograder.grading.cells import is_autograder_test
+from autograder.confinement.sandbox import PROCESSES
+from autograder.confinement.preprocessors import grader_lines
 
 slow = pytest.mark.slow
 
@@ -69,7 +70,7 @@ CORRECT = "sample-correct"
 
 @dataclass
 class Batch:
-    course: cycle.Course
+    course: scratch.Course
     handed_in: dict[tuple[str, str], dict[str, bytes]]  # (student, assignment) -> relative path -> bytes
     scores: dict[tuple[str, str], object]  # -> {grade_id: auto score} or NOT_GRADED
     manual: dict[tuple[str, str], set[str]]  # -> autograded cells flagged for manual grading
@@ -81,7 +82,7 @@ class Batch:
         return self.course.feedback_dir / student / assignment / f"{assignment}.html"
 
 
-def _hand_in(course: cycle.Course, cid: str, student: str, notebooks: dict[str, Path], files: dict[str, str]):
+def _hand_in(course: scratch.Course, cid: str, student: str, notebooks: dict[str, Path], files: dict[str, str]):
     """What ``nbgrader submit`` does, run in this process with nbgrader's own ExchangeSubmit
     (tests/test_cycle.py runs the command itself): the student's assignment folder, the
     notebook and any files next to it, copied into the exchange's inbound folder."""
@@ -104,7 +105,7 @@ def _hand_in(course: cycle.Course, cid: str, student: str, notebooks: dict[str, 
         ExchangeSubmit(coursedir=coursedir, authenticator=Authenticator(config=config), config=config).start()
 
 
-def _read_scores(course: cycle.Course):
+def _read_scores(course: scratch.Course):
     """Automatic points of each autograded cell (None when it has none), from the gradebook."""
     scores, manual = {}, {}
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gb:
@@ -134,25 +135,25 @@ def batch(tmp_path_factory) -> Batch:
         path = build(entry.assignment, entry.build, folder / f"{entry.assignment}.ipynb")
         hand_ins.append((entry.student, {entry.assignment: path}, dict(entry.files)))
 
-    course = cycle.prepare_course(work / "course")
+    course = scratch.prepare_course(work / "course")
     with (course.root / "nbgrader_config.py").open("a") as config:
         config.write(f"\n# tests/test_hostile.py: a shorter per-cell timeout keeps the batch short\n"
                      f"c.Execute.timeout = {CELL_TIMEOUT}\n")
-    cycle.generate(course, COURSE_ASSIGNMENTS)
-    cycle.release(course, COURSE_ASSIGNMENTS)
-    cid = cycle.course_id()
+    scratch.generate(course, COURSE_ASSIGNMENTS)
+    scratch.release(course, COURSE_ASSIGNMENTS)
+    cid = scratch.course_id()
     for hand_in in hand_ins:
         _hand_in(course, cid, *hand_in)
     for assignment in COURSE_ASSIGNMENTS:
-        cycle.nbgrader(course, ["collect", assignment], course.root)
+        scratch.nbgrader(course, ["collect", assignment], course.root)
     source_before = tree_digest(course.root / "source")
 
     log_start = course.log.stat().st_size
     start = time.monotonic()
-    cycle.nbgrader(course, ["autograde", "*"], course.root, check=False)  # fails: some cannot be graded
+    scratch.nbgrader(course, ["autograde", "*"], course.root, check=False)  # fails: some cannot be graded
     seconds = time.monotonic() - start
     log = course.log.read_text(errors="replace")[log_start:]
-    cycle.nbgrader(course, ["generate_feedback", "*"], course.root, check=False)
+    scratch.nbgrader(course, ["generate_feedback", "*"], course.root, check=False)
     count = sum(len(notebooks) for _, notebooks, _ in hand_ins)
     print(f"\nhostile batch: `nbgrader autograde` of {count} submissions took {seconds:.0f} s")
 
@@ -197,14 +198,14 @@ def outputs(batch: Batch, student: str, assignment: str) -> str:
     return "\n".join(texts)
 
 
-def _survivor(course: cycle.Course) -> int | None:
+def _survivor(course: scratch.Course) -> int | None:
     """The process id the outlives-kernel entry printed, if it got that far."""
     path = course.root / "autograded" / "h-outlives-kernel" / "branch_repair" / "branch_repair.ipynb"
     found = re.search(r"started a process of its own: (\d+)", path.read_text()) if path.is_file() else None
     return int(found[1]) if found else None
 
 
-def _stop_survivor(course: cycle.Course) -> None:
+def _stop_survivor(course: scratch.Course) -> None:
     """Kill what the outlives-kernel entry started, should grading have left it running."""
     pid = _survivor(course)
     if pid and kernel_child_alive(pid):
@@ -220,8 +221,7 @@ def test_corpus_points_are_those_of_the_source_notebooks():
         graded = {
             c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader["points"]
             for c in nb.cells
-            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
-            and not c.metadata.nbgrader.get("solution")
+            if is_autograder_test(c)
         }
         assert graded == cells, assignment
 
@@ -299,7 +299,7 @@ def _own_sources(batch: Batch, student: str, assignment: str) -> list[str]:
     texts = [c.source for c in _cells(REPO / "release" / assignment / f"{assignment}.ipynb")]
     texts += [
         c.source for c in _cells(REPO / "source" / assignment / f"{assignment}.ipynb")
-        if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata.nbgrader.get("solution")
+        if is_autograder_test(c)
     ]
     for relative, content in batch.handed_in[student, assignment].items():
         text = content.decode(errors="replace")

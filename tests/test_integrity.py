@@ -12,11 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import autograder._checks
-import autograder._results
+import autograder.kit.checks
+import autograder.grading.results
 from autograder import from_namespace, from_python, grade
-from autograder._results import PropertyFailure
-from autograder._traces import SignatureAudit, traces_during
+from autograder.grading.results import PropertyFailure
+from autograder.kit.traces import SignatureAudit, traces_during
 
 CORRECT = Path(__file__).parent / "corpus" / "ledger_extension" / "correct.py"
 
@@ -32,10 +32,10 @@ def _full_marks(report):
 
 
 @pytest.mark.parametrize("patch", [
-    pytest.param(lambda mp: mp.setattr(autograder._results.GroupReport, "earned", property(_full_marks)),
+    pytest.param(lambda mp: mp.setattr(autograder.grading.results.GroupReport, "earned", property(_full_marks)),
                  id="class-attribute"),
-    pytest.param(lambda mp: mp.setattr(autograder._checks, "close", lambda *args, **kwargs: True), id="module-global"),
-    pytest.param(lambda mp: mp.setattr(autograder._checks.close, "__code__", (lambda *a, **k: True).__code__),
+    pytest.param(lambda mp: mp.setattr(autograder.kit.checks, "close", lambda *args, **kwargs: True), id="module-global"),
+    pytest.param(lambda mp: mp.setattr(autograder.kit.checks.close, "__code__", (lambda *a, **k: True).__code__),
                  id="function-code"),
 ])
 def test_patching_the_grader_zeroes_the_group_and_says_what(monkeypatch, capsys, patch):

@@ -25,8 +25,13 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from autograder import _bench_course, _parallel_state, cycle, parallel
+from autograder.tools.bench import courses as _bench_course
 
+from autograder.tools.parallel import state
+
+from autograder.tools import demo, scratch
+
+from autograder.tools.parallel import run as parallel
 ASSIGNMENT = "branch_repair"  # the quickest of the four to grade
 SAMPLES = REPO / "tests" / "samples" / ASSIGNMENT
 CANNOT_GRADE = {"broken-unreadable": "NotJSONError"}
@@ -52,7 +57,7 @@ def submissions(out: Path) -> dict[str, Path]:
     unreadable = out / "unreadable.ipynb"
     unreadable.write_bytes((SAMPLES / "correct.ipynb").read_bytes()[:300])  # cut short: not JSON
     return {
-        **{f"sample-{kind}": SAMPLES / f"{kind}.ipynb" for kind in cycle.SAMPLE_KINDS},
+        **{f"sample-{kind}": SAMPLES / f"{kind}.ipynb" for kind in demo.SAMPLE_KINDS},
         "broken-raise": write("raise", _bench_course.with_raising_answer(correct)),
         "broken-corpus": write("corpus", _bench_course.with_corpus_answer(
             correct, (REPO / "tests" / "corpus" / ASSIGNMENT / "static_gain.py").read_text())),
@@ -94,7 +99,7 @@ def workers_in(root: Path) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if b"autograder._parallel_worker" in (entry / "cmdline").read_bytes() and (entry / "cwd").resolve() == root:
+            if b"autograder.tools.parallel.worker" in (entry / "cmdline").read_bytes() and (entry / "cwd").resolve() == root:
                 found.append(int(entry.name))
         except (OSError, ValueError):
             continue
@@ -110,7 +115,7 @@ def wait_for_no_workers(root: Path) -> None:
     raise AssertionError(f"workers of the killed run are still alive: {workers_in(root)}")
 
 
-def snapshot(course: cycle.Course, students) -> dict[str, tuple]:
+def snapshot(course: scratch.Course, students) -> dict[str, tuple]:
     """Per student: the autograded notebook's mtime and the gradebook rows of its grades."""
     taken = {}
     with sqlite3.connect(course.root / "gradebook.db") as db:
@@ -126,13 +131,13 @@ def snapshot(course: cycle.Course, students) -> dict[str, tuple]:
     return taken
 
 
-def complete_students(course: cycle.Course, students) -> set[str]:
-    loaded = _parallel_state.load_course(course.root)
+def complete_students(course: scratch.Course, students) -> set[str]:
+    loaded = state.load_course(course.root)
     with loaded.gradebook() as gb:
-        return {s for s in students if _parallel_state.is_complete(loaded, gb, ASSIGNMENT, s)}
+        return {s for s in students if state.is_complete(loaded, gb, ASSIGNMENT, s)}
 
 
-def half_written(course: cycle.Course, students) -> set[str]:
+def half_written(course: scratch.Course, students) -> set[str]:
     """Students with an autograded folder that does not hold a complete grading."""
     started = {s for s in students if (course.root / "autograded" / s / ASSIGNMENT).exists()}
     return started - complete_students(course, students)
@@ -143,8 +148,8 @@ def half_written(course: cycle.Course, students) -> set[str]:
 
 @dataclass
 class Graded:
-    serial: cycle.Course
-    parallel: cycle.Course
+    serial: scratch.Course
+    parallel: scratch.Course
     students: list[str]
     serial_problem: str | None
     ctrl_c: tuple[int, list[str], list[str]]
@@ -160,8 +165,8 @@ class Graded:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> Graded:
     work = tmp_path_factory.mktemp("parallel")
-    serial = cycle.prepare_course(work / "serial")
-    cycle.generate(serial, [ASSIGNMENT])
+    serial = scratch.prepare_course(work / "serial")
+    scratch.generate(serial, [ASSIGNMENT])
     handed_in = submissions(work / "notebooks")
     when = datetime.datetime.now(datetime.timezone.utc)
     for sid, notebook in handed_in.items():
@@ -169,7 +174,7 @@ def graded(tmp_path_factory) -> Graded:
     parallel_course = _bench_course.clone_course(serial, work / "parallel")
     students = sorted(handed_in)
 
-    serial_problem = cycle.nbgrader(serial, ["autograde", ASSIGNMENT], serial.root, check=False)
+    serial_problem = scratch.nbgrader(serial, ["autograde", ASSIGNMENT], serial.root, check=False)
 
     root = parallel_course.root
     ctrl_c = run_until_graded(root, signal.SIGINT)
@@ -191,7 +196,7 @@ def graded(tmp_path_factory) -> Graded:
 
 @slow
 def test_parallel_and_serial_autograde_give_identical_gradebook_scores(graded):
-    serial, parallel_scores = cycle.read_scores(graded.serial), cycle.read_scores(graded.parallel)
+    serial, parallel_scores = scratch.read_scores(graded.serial), scratch.read_scores(graded.parallel)
     assert parallel_scores == serial
     assert {sid for sid, _ in serial} == set(graded.students) - set(CANNOT_GRADE)
 
@@ -199,7 +204,7 @@ def test_parallel_and_serial_autograde_give_identical_gradebook_scores(graded):
 @slow
 def test_the_comparison_is_not_vacuous(graded):
     """Scores spread over several values, and plain nbgrader too fails exactly the one it cannot grade."""
-    scores = {sid: s.points for (sid, _), s in cycle.read_scores(graded.serial).items()}
+    scores = {sid: s.points for (sid, _), s in scratch.read_scores(graded.serial).items()}
     assert len(set(scores.values())) >= 3, scores
     assert scores["sample-empty"] == scores["hostile-kernel-death"] == 0 < scores["sample-correct"]
     assert graded.serial_problem is not None
@@ -225,7 +230,7 @@ def test_parallel_autograde_writes_the_same_autograded_notebooks(graded):
             json.loads((c.root / "autograded" / sid / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
             for c in (graded.serial, graded.parallel)
         ]
-        tests = [_parallel_state.tests_of(nb) for nb in notebooks]
+        tests = [state.tests_of(nb) for nb in notebooks]
         outputs = [[_stable(cell["outputs"]) for cell in cells] for cells in tests]
         assert outputs[0] == outputs[1], sid
 
@@ -234,7 +239,7 @@ def test_parallel_autograde_writes_the_same_autograded_notebooks(graded):
 def test_a_kernel_that_dies_scores_zero_in_every_cell_it_did_not_finish(graded):
     nb = json.loads((graded.parallel.root / "autograded" / "hostile-kernel-death" / ASSIGNMENT
                      / f"{ASSIGNMENT}.ipynb").read_text())
-    for cell in _parallel_state.tests_of(nb):
+    for cell in state.tests_of(nb):
         [error] = [o for o in cell["outputs"] if o["output_type"] == "error"]
         assert error["ename"] == "KernelDied" and "(exit code 1)" in error["evalue"], error
 
@@ -296,7 +301,7 @@ def test_a_half_written_or_outdated_grading_does_not_count_as_done(graded, tmp_p
     notebook.chmod(0o644)
 
     nb = json.loads(original)
-    for cell in _parallel_state.tests_of(nb):
+    for cell in state.tests_of(nb):
         cell["execution_count"], cell["outputs"] = None, []  # as sanitized, before the kernel ran
     notebook.write_text(json.dumps(nb))
     assert sid not in complete_students(course, [sid])
@@ -332,7 +337,7 @@ def test_a_gradebook_locked_by_another_program_is_waited_for(graded, tmp_path):
         lock.close()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [line] = [line for line in proc.stdout.splitlines() if GRADED_LINE.match(line)]
-    expected = cycle.read_scores(graded.serial)["sample-correct", ASSIGNMENT]
+    expected = scratch.read_scores(graded.serial)["sample-correct", ASSIGNMENT]
     assert f"{expected.points:g}/{expected.max_points:g} points" in line
 
 
@@ -340,7 +345,7 @@ def test_a_gradebook_locked_by_another_program_is_waited_for(graded, tmp_path):
 
 
 def test_a_course_without_a_gradebook_is_named_without_a_traceback(tmp_path):
-    course = cycle.prepare_course(tmp_path / "course")  # never generated: no gradebook yet
+    course = scratch.prepare_course(tmp_path / "course")  # never generated: no gradebook yet
     proc = subprocess.run(
         [sys.executable, "-m", "autograder", "autograde", "nope"], cwd=course.root, capture_output=True, text=True
     )
@@ -355,7 +360,7 @@ def test_workers_must_be_at_least_one(tmp_path):
 
 
 def test_progress_lines_name_each_outcome():
-    from autograder._parallel_progress import Outcome
+    from autograder.tools.parallel.progress import Outcome
 
     assert Outcome("ann", "graded", 5, 6, 3.25).describe() == "5/6 points  (3.2 s)"
     assert Outcome("ann", "skipped", 6, 6).describe() == "skipped: already graded, 6/6 points"
@@ -365,7 +370,7 @@ def test_progress_lines_name_each_outcome():
 
 
 def test_the_busy_timeout_is_added_to_sqlite_urls_only():
-    from autograder._parallel_worker import with_busy_timeout
+    from autograder.tools.parallel.worker import with_busy_timeout
 
     assert with_busy_timeout("sqlite:////c/gradebook.db", 30) == "sqlite:////c/gradebook.db?timeout=30"
     assert with_busy_timeout("sqlite:////c/gradebook.db?timeout=5") == "sqlite:////c/gradebook.db?timeout=5"

@@ -13,8 +13,8 @@ import nbformat
 import pytest
 from conftest import COURSE_ASSIGNMENTS, REPO
 
-from autograder import cycle
-
+from autograder.tools import scratch
+from autograder.grading.cells import is_autograder_test
 SOURCE = REPO / "source"
 RELEASE = REPO / "release"
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
@@ -39,8 +39,8 @@ def comparable(nb) -> dict:
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory) -> Path:
     """release/ as ``nbgrader generate_assignment`` makes it now, in a scratch course."""
-    course = cycle.prepare_course(tmp_path_factory.mktemp("regenerate"))
-    cycle.generate(course, COURSE_ASSIGNMENTS)
+    course = scratch.prepare_course(tmp_path_factory.mktemp("regenerate"))
+    scratch.generate(course, COURSE_ASSIGNMENTS)
     return course.root / "release"
 
 
@@ -164,7 +164,7 @@ def test_every_grade_cell_grades_its_own_assignment(assignment):
     nb = read(SOURCE / assignment / f"{assignment}.ipynb")
     for cell in nbgrader_cells(nb):
         m = cell.metadata.nbgrader
-        if not m.get("grade") or m.get("solution"):
+        if not is_autograder_test(cell):
             continue
         regions = HIDDEN_REGION.findall(cell.source)
         assert regions, f"source/{assignment}: grade cell {m['grade_id']} has no hidden test region"

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import _seal
-
-
+from autograder.confinement import seal as _seal
 @pytest.fixture
 def sealer(tmp_path, monkeypatch):
     key = b"k" * 32

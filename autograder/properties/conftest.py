@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder._submission import from_notebook, from_python
+from autograder import from_notebook, from_python
 
 
 def pytest_addoption(parser):

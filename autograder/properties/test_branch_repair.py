@@ -7,13 +7,10 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder import _render
-from autograder._checks import close, first_failure, op_by_op, scalar
-from autograder._registry import prop
-from autograder._results import CallRaised, PropertyFailure
-from autograder._settings import VALUES
-from autograder._strategies import SHAPES, float32_values
-from autograder._traces import SignatureAudit, signature_of
+from autograder.kit import (
+    CallRaised, PropertyFailure, SHAPES, SignatureAudit, VALUES, close, first_failure,
+    float32_values, op_by_op, prop, render, scalar, signature_of,
+)
 
 #: Gains exactly representable in float32, so a Python float and a 0-d float32
 #: array always agree about ``gain > 1``. The boundary 1.0 has its own property.
@@ -38,7 +35,7 @@ def _check_repaired(submission, values: np.ndarray, gain: float) -> None:
     expected, magnitude = _meaning(values, gain)
     array = jax.device_put(values)
     for form in _gain_forms(gain):
-        text = _render.call("repaired", (array, form))
+        text = render.call("repaired", (array, form))
         results = [(scalar(submission.call("repaired", array, form), text), "")]
         if not isinstance(form, float):  # once per example is enough (op by op, a float becomes an array)
             # Run as written too: XLA may rewrite a 0/1-weighted blend into a select and hide its nan.
@@ -74,7 +71,7 @@ def test_broken_branch_fails_under_jit(submission):
     def check(values, gain):
         expected, magnitude = _meaning(values, gain)
         array = jax.device_put(values)
-        text = _render.call("broken_branch", (array, gain))
+        text = render.call("broken_branch", (array, gain))
         got = scalar(submission.call("broken_branch", array, gain), text)
         if not close(got, expected, magnitude):
             raise PropertyFailure("`broken_branch` gives the wrong result eagerly.", example=text, got=repr(got),
@@ -83,7 +80,7 @@ def test_broken_branch_fails_under_jit(submission):
     check()
     values = jax.device_put(np.arange(8, dtype=np.float32))
     gain = jax.device_put(np.float32(2.0))
-    call = _render.call("jax.jit(broken_branch)", (values, gain))
+    call = render.call("jax.jit(broken_branch)", (values, gain))
     try:
         jax.jit(broken)(values, gain)
     except jax.errors.TracerBoolConversionError:
@@ -132,7 +129,7 @@ def test_repaired_matches_branch(submission):
         raise PropertyFailure(
             "`repaired` cannot be traced as a whole, so its branch still runs in Python, outside the compiled "
             f"program. {failure.problem.split(': ', 1)[-1]}",
-            example=f"jax.make_jaxpr(repaired)({_render.value(values)}, {_render.value(gain)})",
+            example=f"jax.make_jaxpr(repaired)({render.value(values)}, {render.value(gain)})",
         ) from None
 
 
@@ -155,7 +152,7 @@ def test_boundary_gain_one(submission):
         array = jax.device_put(values)
 
         def at(gain: float) -> tuple[str, float]:
-            text = _render.call("repaired", (array, gain))
+            text = render.call("repaired", (array, gain))
             return text, scalar(submission.call("repaired", array, gain), text)
 
         (below_text, below), (above_text, above) = at(0.5), at(2.0)

@@ -18,12 +18,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from autograder import _render
-from autograder._checks import close, first_failure
-from autograder._registry import prop
-from autograder._results import CallRaised, PropertyFailure
-from autograder._settings import TRACES, VALUES
-from autograder._traces import TraceLog, clear_cache_of
+from autograder.kit import (
+    CallRaised, PropertyFailure, TraceLog, TRACES, VALUES, clear_cache_of, close, first_failure,
+    prop, render,
+)
 
 KEYS = ("label", "shape", "dtype", "static", "traced", "trace_count", "result")
 #: A small signature space (each new signature is a compile); never length 16,
@@ -97,7 +95,7 @@ _DISAGREEMENTS = (
 def _ledger(submission) -> list:
     rows = submission.get("call_rows")
     if not isinstance(rows, list):
-        raise PropertyFailure(f"`call_rows` should be a list of dicts, but it is {_render.kind(rows)}.")
+        raise PropertyFailure(f"`call_rows` should be a list of dicts, but it is {render.kind(rows)}.")
     return rows
 
 
@@ -113,7 +111,7 @@ def _observe(submission, label: str, values: np.ndarray, scale):
     x = jax.device_put(values)
     with TraceLog() as log:
         submission.call("observed_call", label, x, scale)
-    text = _render.call("observed_call", (label, x, scale))
+    text = render.call("observed_call", (label, x, scale))
     rows = _ledger(submission)
     if len(rows) != before + 1:
         raise PropertyFailure(
@@ -124,13 +122,13 @@ def _observe(submission, label: str, values: np.ndarray, scale):
     _GRADER_ROWS[id(row)] = row
     if not isinstance(row, dict) or set(KEYS) - set(row):
         missing = ", ".join(sorted(set(KEYS) - set(row))) if isinstance(row, dict) else "it is not a dict"
-        raise PropertyFailure(f"The new row is missing keys: {missing}.", example=text, got=_render.value(row))
+        raise PropertyFailure(f"The new row is missing keys: {missing}.", example=text, got=render.value(row))
     return row, log.count, text
 
 
 def _flag(row, text) -> bool:
     if not isinstance(row["traced"], (bool, np.bool_)):
-        raise PropertyFailure(f"`traced` should be True or False, got {_render.kind(row['traced'])}.", example=text)
+        raise PropertyFailure(f"`traced` should be True or False, got {render.kind(row['traced'])}.", example=text)
     return bool(row["traced"])
 
 
@@ -167,10 +165,10 @@ def test_rows_record_calls(submission):
             if row[key] != expected or type(row[key]) is not type(expected):
                 raise PropertyFailure(
                     f"The row's `{key}` does not describe the call.", example=text,
-                    got=f"{key}={_render.value(row[key])}", expected=f"{key}={_render.value(expected)}",
+                    got=f"{key}={render.value(row[key])}", expected=f"{key}={render.value(expected)}",
                 )
         if not isinstance(row["static"], dict):
-            raise PropertyFailure("The row's `static` should be a dict.", example=text, got=_render.kind(row["static"]))
+            raise PropertyFailure("The row's `static` should be a dict.", example=text, got=render.kind(row["static"]))
 
     check()
 
@@ -196,7 +194,7 @@ def test_rows_record_results(submission):
         if not isinstance(result, float):
             raise PropertyFailure(
                 "The row's `result` should be a Python float, e.g. `float(result)`.", example=text,
-                got=_render.kind(result),
+                got=render.kind(result),
             )
         terms = scale * values.astype(np.float64) ** 2
         expected = float(terms.sum())
@@ -238,7 +236,7 @@ def _run(submission, steps, seen: list, raised: list) -> None:
                     name = "compiled_square_sum" + (".trace" if kind == "trace only" else "")
                     x = jax.device_put(values)
                     submission.call(name, x, scale)
-                    story.append(f"{_render.call(name, (x, scale))}"
+                    story.append(f"{render.call(name, (x, scale))}"
                                  + (": traced, not compiled" if kind == "trace only" else " called directly, outside "
                                     "`observed_call`") + f" (scale as {form})")
                     continue
@@ -334,7 +332,7 @@ def test_trace_count_consistent(submission):
     for seen in _observations(submission):
         count = seen.trace_count
         if not _is_int(count):
-            raise PropertyFailure(f"`trace_count` should be an int, got {_render.kind(count)}.", example=seen.story)
+            raise PropertyFailure(f"`trace_count` should be an int, got {render.kind(count)}.", example=seen.story)
         if seen.logged is not None and count != seen.logged:
             raise PropertyFailure(
                 "`trace_count` is not the number of traces `trace_log` has seen after the call.",
@@ -391,7 +389,7 @@ def test_sixteen_element_row(submission):
                 "x16 must be float32 (`jnp.arange(16, dtype=jnp.float32)`). A new dtype is a new signature, so "
                 "it is a different experiment.",
             )
-        shapes = sorted({_render.value(row.get("shape")) for row in rows})
+        shapes = sorted({render.value(row.get("shape")) for row in rows})
         raise PropertyFailure(
             "`call_rows` has no row with shape (16,) and dtype 'float32'.",
             got=f"{len(rows)} row(s) from the notebook's own calls"
@@ -401,14 +399,14 @@ def test_sixteen_element_row(submission):
     if not labelled:
         raise PropertyFailure(
             "The sixteen-element row is not labelled exactly 'new length sixteen', as the notebook asks.",
-            got="labels " + ", ".join(sorted({_render.value(row.get("label")) for row in sixteen})),
+            got="labels " + ", ".join(sorted({render.value(row.get("label")) for row in sixteen})),
         )
     row = labelled[-1]
     result = _number(row.get("result"))  # its type is the rows group's concern
     if result is None or not math.isclose(result, 1240.0, rel_tol=1e-6):
         raise PropertyFailure(
             "The sixteen-element row's result is not the sum of squares of 0..15 at scale 1.0.",
-            got=f"result={_render.value(row.get('result'))}",
+            got=f"result={render.value(row.get('result'))}",
         )
     missing = [key for key in KEYS if key not in row]
     if missing:

@@ -14,13 +14,10 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder import _render
-from autograder._checks import close, first_failure, op_by_op, scalar
-from autograder._registry import prop
-from autograder._results import CallRaised, PropertyFailure
-from autograder._settings import VALUES
-from autograder._strategies import GARBAGE, vectors
-from autograder._traces import Retraced, SignatureAudit, signature_of
+from autograder.kit import (
+    CallRaised, GARBAGE, PropertyFailure, Retraced, SignatureAudit, VALUES, close, first_failure,
+    op_by_op, prop, render, scalar, signature_of, vectors,
+)
 
 #: Padded sizes the graders use: every (size, length) pair is a new shape for the
 #: student's eager padding, and every size one compile of `masked_score`.
@@ -81,7 +78,7 @@ def _pair(result, call_text: str):
     """The ``(padded, mask)`` a pad_batch call returned, or a failure saying what came back."""
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise PropertyFailure(
-            f"`pad_batch` returned {_render.kind(result)}, not a pair `(padded, mask)`.",
+            f"`pad_batch` returned {render.kind(result)}, not a pair `(padded, mask)`.",
             example=call_text,
         )
     return result[0], result[1]
@@ -110,7 +107,7 @@ def _scores(submission, padded, mask) -> tuple[str, float, float]:
 
     Both must be right: the compiled result alone can hide a mistake in the arithmetic
     (on CPU, XLA rewrites ``x * mask`` into a select, so a nan never shows there)."""
-    text = _render.call("masked_score", (padded, mask))
+    text = render.call("masked_score", (padded, mask))
     compiled = scalar(submission.call("masked_score", padded, mask), text)
     eager = op_by_op(submission.call, "masked_score", padded, mask)
     return text, compiled, compiled if eager is None else scalar(eager, text)
@@ -154,10 +151,10 @@ def test_pad_batch_layout(submission):
 def _check_layout(submission, given, size: int) -> None:
     values = np.asarray(given, dtype=np.float32)
     n = len(values)
-    text = _render.call("pad_batch", (given, size))
+    text = render.call("pad_batch", (given, size))
     result = submission.call("pad_batch", given, size)
     padded, mask = _pair(result, text)
-    got = _render.value(result)
+    got = render.value(result)
 
     def fail(problem: str, expected: str = "") -> PropertyFailure:
         return PropertyFailure(problem, example=text, got=got, expected=expected)
@@ -209,12 +206,12 @@ def test_pad_batch_rejects_overflow(submission):
         args = (jax.device_put(values), size)
         if submission.raises(ValueError, "pad_batch", *args) is None:
             try:
-                got = _render.value(submission.call("pad_batch", *args))
+                got = render.value(submission.call("pad_batch", *args))
             except PropertyFailure:
                 got = ""
             raise PropertyFailure(
                 f"`pad_batch` accepted {len(values)} values for {size} rows instead of raising ValueError.",
-                example=_render.call("pad_batch", args),
+                example=render.call("pad_batch", args),
                 got=got,
                 expected="ValueError",
             )
@@ -224,7 +221,7 @@ def test_pad_batch_rejects_overflow(submission):
     if submission.raises(ValueError, "pad_batch", too_long, 4) is None:
         raise PropertyFailure(
             "`pad_batch` accepted a list of 6 values for 4 rows instead of raising ValueError.",
-            example=_render.call("pad_batch", (too_long, 4)), expected="ValueError",
+            example=render.call("pad_batch", (too_long, 4)), expected="ValueError",
         )
 
 
@@ -247,7 +244,7 @@ def test_objective_preserved(submission):
     def check(case):
         size, values = case
         args = (jax.device_put(values), size)
-        text = _render.call("pad_batch", args)
+        text = render.call("pad_batch", args)
         try:
             padded, mask = _pair(submission.call("pad_batch", *args), text)
         except CallRaised as failure:
@@ -256,13 +253,13 @@ def test_objective_preserved(submission):
         judged.append(case)
         # Compiled only: whether the arithmetic lets garbage through, op by op, is the next
         # property's concern (it fills the unmarked rows itself).
-        got = scalar(submission.call("masked_score", padded, mask), _render.call("masked_score", (padded, mask)))
+        got = scalar(submission.call("masked_score", padded, mask), render.call("masked_score", (padded, mask)))
         expected, magnitude = _objective(values)
         if not close(got, expected, magnitude):
             raise PropertyFailure(
                 "`masked_score(*pad_batch(v, size))` gives the wrong objective."
                 + _padded_rows_note(got, expected, size - len(values)),
-                example=f"masked_score(*{text}), where pad_batch returned {_render.value((padded, mask))}",
+                example=f"masked_score(*{text}), where pad_batch returned {render.value((padded, mask))}",
                 got=repr(got),
                 expected=repr(expected),
             )
@@ -343,7 +340,7 @@ def test_lengths_share_one_trace(submission):
         lengths, values = case
         for n in lengths:
             args = (jax.device_put(values[:n]), TRACE_SIZE)
-            text = _render.call("pad_batch", args)
+            text = render.call("pad_batch", args)
             try:
                 pair = _pair(submission.call("pad_batch", *args), text)
             except CallRaised as failure:  # pad_batch's mistake, judged by the padding properties

@@ -7,13 +7,10 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder import _render
-from autograder._checks import close, first_failure, scalar
-from autograder._registry import prop
-from autograder._results import PropertyFailure
-from autograder._settings import VALUES
-from autograder._strategies import float32_values
-from autograder._traces import SignatureAudit, signature_of
+from autograder.kit import (
+    PropertyFailure, SignatureAudit, VALUES, close, first_failure, float32_values, prop, render,
+    scalar, signature_of,
+)
 
 MODES = ("sum", "mean", "max")
 _REFERENCE = {"sum": np.sum, "mean": np.mean, "max": np.max}
@@ -34,7 +31,7 @@ _FIX = "Values are runtime data: at a shape, dtype and mode already seen, jit mu
 
 
 def _audit(submission, fresh_length: int) -> SignatureAudit:
-    """Trace evidence for `choose` (see autograder._traces.SignatureAudit): it traces at a
+    """Trace evidence for `choose` (see autograder.kit.traces.SignatureAudit): it traces at a
     length no other check and no lesson cell uses, and no check may then see it trace at a
     signature already met."""
     submission.function("choose")
@@ -64,7 +61,7 @@ def _check_mode(submission, mode: str) -> None:
             ("choose_reduction", (jax.numpy.asarray(values), mode), {}),
             ("choose", (jax.numpy.asarray(values),), {"mode": mode}),
         ):
-            text = _render.call(name, args, kwargs)
+            text = render.call(name, args, kwargs)
             got = scalar(submission.call(name, *args, **kwargs), text)
             if not close(got, expected, magnitude):
                 raise PropertyFailure(
@@ -126,7 +123,7 @@ def test_unknown_mode_raises(submission):
             if submission.raises(ValueError, name, *args, **kwargs) is None:
                 raise PropertyFailure(
                     f"`{name}` accepted the mode {mode!r} instead of raising ValueError.",
-                    example=_render.call(name, args, kwargs),
+                    example=render.call(name, args, kwargs),
                 )
 
     check()

@@ -241,19 +241,19 @@ def choose_reduction(values, mode):
 
 PRINTS_GRADER = '''
 import inspect
-import autograder._grade
+import autograder.grading.grade
 import autograder.properties.test_padded_masking as hidden_checks
 
-print(inspect.getsource(autograder._grade))
+print(inspect.getsource(autograder.grading.grade))
 with open(hidden_checks.__file__) as source:
     print(source.read())
 '''
 
 GRADER_AS_LIST = '''
 import inspect
-import autograder._seal
+import autograder.confinement.seal
 
-inspect.getsource(autograder._seal).splitlines()
+inspect.getsource(autograder.confinement.seal).splitlines()
 '''
 
 #: Handed in as ``hypothesis/__init__.py`` next to the notebook: the kernel's working
@@ -281,16 +281,16 @@ sys.modules["hypothesis"] = _real
 '''
 
 INFLATES_REPORT = '''
-import autograder._results
+import autograder.grading.results
 
-autograder._results.GroupReport.earned = property(lambda report: report.possible)
+autograder.grading.results.GroupReport.earned = property(lambda report: report.possible)
 '''
 
 FORGES_SEALS = '''
 import hashlib, hmac
-import autograder, autograder._grade
+import autograder, autograder.grading.grade
 
-key = next(cell.cell_contents for cell in autograder._grade._sealer.__closure__
+key = next(cell.cell_contents for cell in autograder.grading.grade._sealer.__closure__
            if isinstance(cell.cell_contents, bytes))
 FULL = {"padding": 2, "objective": 3, "traces": 1}
 
@@ -486,7 +486,7 @@ CORPUS = (
         zero(SMM), feedback=r"relies on \(`jax\._src\.monitoring\._event_duration_secs_listeners`\)",
     ),
     Hostile(
-        # Named in the brief as a known gap; the seal (autograder/_seal.py) now defeats it.
+        # Named in the brief as a known gap; the seal (autograder/confinement/seal.py) now defeats it.
         "fake-autograder-module", BR,
         stub("broken_branch", "show_failure", "repaired_branch") + (insert_after("imports", FAKE_MODULE),),
         zero(BR), feedback=r"GradingTampered: this graded cell's result did not come from the course's grader",
@@ -530,7 +530,7 @@ CORPUS = (
         "forges-seals", PM, stub("pad_batch", "masked_objective") + (insert_after("imports", FORGES_SEALS),),
         zero(PM), feedback=r"_sealer\.__closure__",
         gap=Gap(
-            "the seal key sits in the closure of `autograder._grade._sealer`, one line away from the "
+            "the seal key sits in the closure of `autograder.grading.grade._sealer`, one line away from the "
             "notebook; with it any grade() seals any points",
             today=points(PM),
         ),

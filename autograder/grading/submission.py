@@ -6,8 +6,9 @@ import json
 import re
 from pathlib import Path
 
-from . import _render
-from ._results import CallRaised, PropertyFailure
+from autograder.grading import render
+from autograder.grading.cells import is_autograder_test
+from autograder.grading.results import CallRaised, PropertyFailure
 
 
 class Submission:
@@ -38,7 +39,7 @@ class Submission:
                 value = getattr(value, attribute)
             except Exception:  # noqa: BLE001 - a student object's __getattr__ may raise anything
                 raise PropertyFailure(
-                    f"`{head}` has no `{attribute}`: it is {_render.kind(self.namespace[head])}, "
+                    f"`{head}` has no `{attribute}`: it is {render.kind(self.namespace[head])}, "
                     "not the notebook's jitted function."
                 ) from None
         return value
@@ -46,7 +47,7 @@ class Submission:
     def function(self, name: str):
         value = self.get(name)
         if not callable(value):
-            raise PropertyFailure(f"`{name}` should be a function, but it is {_render.kind(value)}.")
+            raise PropertyFailure(f"`{name}` should be a function, but it is {render.kind(value)}.")
         return value
 
     def call(self, name: str, *args, **kwargs):
@@ -60,7 +61,7 @@ class Submission:
             raise CallRaised(
                 f"`{name}` raised {type(error).__name__}: {describe_error(error)}",
                 error_type=type(error),
-                example=_render.call(name, args, kwargs),
+                example=render.call(name, args, kwargs),
             ) from None
 
     def raises(self, expected: type[BaseException], name: str, *args, **kwargs) -> BaseException | None:
@@ -73,7 +74,7 @@ class Submission:
         except Exception as error:
             raise PropertyFailure(
                 f"`{name}` should raise {expected.__name__}, but raised {type(error).__name__}: {describe_error(error)}",
-                example=_render.call(name, args, kwargs),
+                example=render.call(name, args, kwargs),
             ) from None
         return None
 
@@ -117,7 +118,7 @@ def describe_error(error: BaseException) -> str:
 
 
 def _first_line(error: BaseException) -> str:
-    text = _render.ADDRESS.sub("", str(error)).strip().splitlines()
+    text = render.ADDRESS.sub("", str(error)).strip().splitlines()
     line = text[0] if text else "(no message)"
     return line if len(line) <= 200 else line[:197] + "..."
 
@@ -151,8 +152,7 @@ def from_notebook(path: str | Path) -> Submission:
     transform = TransformerManager().transform_cell
     namespace: dict = {"__name__": "__main__"}
     for index, cell in enumerate(cells):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") != "code" or (meta.get("grade") and not meta.get("solution")):
+        if cell.get("cell_type") != "code" or is_autograder_test(cell):
             continue
         source = "".join(cell.get("source", ""))
         try:

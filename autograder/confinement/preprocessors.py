@@ -13,17 +13,16 @@ import re
 import secrets
 import tempfile
 from functools import lru_cache
-from pathlib import Path
 
 from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
-from . import _seal
-from ._kernel import ConfinedKernelManager
+from autograder.confinement import seal as _seal
+from autograder.confinement import PACKAGE_ROOT
+from autograder.confinement.kernel_manager import ConfinedKernelManager
 
-_PACKAGE = Path(__file__).resolve().parent
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: What tracebacks and listings put before a source line: arrows, line numbers.
 _PREFIX = re.compile(r"^[\s\-=>|]*\d*[\s|:]*")
@@ -35,7 +34,7 @@ REMOVED = "[line removed: it belongs to the hidden grader]"
 def grader_lines() -> frozenset[str]:
     """Every distinctive line of the grading package's source."""
     lines = set()
-    for path in _PACKAGE.rglob("*.py"):
+    for path in PACKAGE_ROOT.rglob("*.py"):
         for line in path.read_text(encoding="utf-8").splitlines():
             line = line.strip()
             if len(line) >= _SHORTEST:
@@ -139,7 +138,7 @@ class VerifySeals(NbGraderPreprocessor):
 
 
 class ConfinedExecute(Execute):
-    """nbgrader's Execute, with confined kernels (:mod:`autograder._kernel`), and a kernel
+    """nbgrader's Execute, with confined kernels (:mod:`autograder.confinement.kernel_manager`), and a kernel
     that dies costing only the cells it did not finish.
 
     nbgrader's own Execute stops at a dead kernel and the whole submission goes

@@ -2,7 +2,7 @@
 with nbgrader's own ``NbGraderAPI.autograde``, so Python and nbgrader start once
 per worker instead of once per student.
 
-Started by :mod:`autograder.parallel` as ``python -m autograder._parallel_worker``
+Started by :mod:`autograder.tools.parallel.run` as ``python -m autograder.tools.parallel.worker``
 in the course root, where it loads ``nbgrader_config.py`` exactly as
 ``nbgrader autograde`` does. Protocol, one JSON object per line: tasks
 ``{"assignment", "student", "force"}`` on stdin; a ``{"ready": ...}`` line, then
@@ -84,17 +84,11 @@ def points_of(db_url: str, assignment: str, student: str) -> dict:
     """Automatic points of the autograder tests (code grade cells that are not answers)."""
     from nbgrader.api import Gradebook
 
+    from autograder.tools.gradebook import automatic_points
+
     with Gradebook(db_url) as gb:
-        submission = gb.find_submission(assignment, student)
-        tests = [g for nb in submission.notebooks for g in nb.grades if g.cell_type == "code" and not _is_answer(g, nb)]
-        return {
-            "points": sum(g.auto_score or 0.0 for g in tests),
-            "max_points": sum(g.max_score for g in tests),
-        }
-
-
-def _is_answer(grade, submitted_notebook) -> bool:
-    return grade.name in {c.name for c in submitted_notebook.notebook.solution_cells}
+        earned, possible = automatic_points(gb, assignment, student)
+        return {"points": earned, "max_points": possible}
 
 
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b(: .*)?$")

@@ -1,6 +1,6 @@
 """Scratch courses for the benchmark: the real course, its floor, and synthetic students.
 
-- **serial** and **parallel**: two identical copies of the course (``cycle.prepare_course``
+- **serial** and **parallel**: two identical copies of the course (``scratch.prepare_course``
   plus ``generate_assignment``), one graded by ``nbgrader autograde``, one by
   ``python -m autograder autograde``.
 - **floor**: the same course with the hidden regions removed from the source
@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import datetime
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -28,34 +27,24 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cycle
-
-SAMPLES = cycle.REPO_ROOT / "tests" / "samples"
-CORPUS = cycle.REPO_ROOT / "tests" / "corpus"
+from autograder.grading.cells import is_answer
+from autograder.tools import scratch
+from autograder.tools.repository import CORPUS, SAMPLES, tool_env
 #: Sample kinds that alternate with corpus faults; "raise" is the correct sample with a raising answer cell.
 SAMPLE_ROTATION = ("correct", "partial", "empty", "raise")
 _HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
 class BenchCourses:
     root: Path
-    floor: cycle.Course
-    serial: cycle.Course
-    parallel: cycle.Course
+    floor: scratch.Course
+    serial: scratch.Course
+    parallel: scratch.Course
     #: (student, assignment) -> what they handed in ("correct", "corpus:hard_coded_max", ...)
     kinds: dict[tuple[str, str], str]
     #: (assignment, kind) -> the notebook handed in
     notebooks: dict[tuple[str, str], Path]
-
-
-def tool_env() -> dict[str, str]:
-    """Environment for nbgrader and kernels: this autograder package, and the venv's bin for alembic."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
-    env["PATH"] = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
-    return env
 
 
 # ---------------------------------------------------------------- notebooks
@@ -76,15 +65,10 @@ def floor_notebook(path: Path) -> None:
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _is_answer(cell: dict) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return cell.get("cell_type") == "code" and meta.get("solution", False) and not meta.get("grade", False)
-
-
 def with_corpus_answer(correct: dict, corpus_source: str) -> dict:
     """The correct sample with its answers replaced by one corpus submission (all in the first answer cell)."""
     nb = copy.deepcopy(correct)
-    answers = [c for c in nb["cells"] if _is_answer(c)]
+    answers = [c for c in nb["cells"] if is_answer(c)]
     answers[0]["source"] = corpus_source
     for cell in answers[1:]:
         cell["source"] = "# (answered above)\n"
@@ -94,7 +78,7 @@ def with_corpus_answer(correct: dict, corpus_source: str) -> dict:
 def with_raising_answer(correct: dict) -> dict:
     """The correct sample whose last answer cell raises before defining anything."""
     nb = copy.deepcopy(correct)
-    last = [c for c in nb["cells"] if _is_answer(c)][-1]
+    last = [c for c in nb["cells"] if is_answer(c)][-1]
     last["source"] = 'raise RuntimeError("a student cell that raises")\n' + "".join(last["source"])
     return nb
 
@@ -135,7 +119,7 @@ def make_notebook(assignment: str, kind: str, out_dir: Path) -> Path:
 
 
 def place_submission(
-    course: cycle.Course, student: str, assignment: str, notebook: Path, when: datetime.datetime
+    course: scratch.Course, student: str, assignment: str, notebook: Path, when: datetime.datetime
 ) -> Path:
     """Put a notebook in ``submitted/`` as ``nbgrader collect`` leaves it."""
     dest = course.root / "submitted" / student / assignment
@@ -162,15 +146,15 @@ def generate_here(assignments: list[str]) -> None:
             sys.exit(f"generate_assignment {assignment} failed:\n{result.get('error') or result.get('log')}")
 
 
-def _generate(course: cycle.Course, assignments: list[str]) -> subprocess.Popen:
-    code = "import sys; from autograder._bench_course import generate_here; generate_here(sys.argv[1:])"
+def _generate(course: scratch.Course, assignments: list[str]) -> subprocess.Popen:
+    code = "import sys; from autograder.tools.bench.courses import generate_here; generate_here(sys.argv[1:])"
     return subprocess.Popen(
         [sys.executable, "-c", code, *assignments], cwd=course.root, env=tool_env(),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
     )
 
 
-def clone_course(course: cycle.Course, dest: Path) -> cycle.Course:
+def clone_course(course: scratch.Course, dest: Path) -> scratch.Course:
     """Copy a scratch course, pointing the copy's nbgrader_config.py at the copy."""
     shutil.copytree(course.root, dest)
     config = dest / "nbgrader_config.py"
@@ -178,28 +162,28 @@ def clone_course(course: cycle.Course, dest: Path) -> cycle.Course:
     for path in (course.root, course.exchange):
         old, new = f"= {str(path)!r}", f"= {str(dest / path.relative_to(course.root))!r}"
         if old not in text:
-            raise cycle.CycleError(f"bench: {config} does not set a path to {path}; cannot re-point the copy")
+            raise scratch.CycleError(f"bench: {config} does not set a path to {path}; cannot re-point the copy")
         text = text.replace(old, new)
     config.write_text(text)
-    return cycle.Course(dest)
+    return scratch.Course(dest)
 
 
 def build(root: Path, assignments: list[str], students: int) -> BenchCourses:
     """The three courses with ``students`` synthetic students per assignment, ready to autograde."""
     root = Path(root)
-    serial = cycle.prepare_course(root / "serial")
-    floor = cycle.prepare_course(root / "floor")
+    serial = scratch.prepare_course(root / "serial")
+    floor = scratch.prepare_course(root / "floor")
     for a in assignments:
         floor_notebook(floor.root / "source" / a / f"{a}.ipynb")
     jobs = [(c, _generate(c, assignments)) for c in (serial, floor)]
     for course, job in jobs:
         output, _ = job.communicate()
         if job.returncode:
-            raise cycle.CycleError(f"bench: generate_assignment failed in {course.root}:\n{output[-2000:]}")
+            raise scratch.CycleError(f"bench: generate_assignment failed in {course.root}:\n{output[-2000:]}")
     for a in assignments:
         real = (serial.root / "release" / a / f"{a}.ipynb").read_bytes()
         if (floor.root / "release" / a / f"{a}.ipynb").read_bytes() != real:
-            raise cycle.CycleError(f"bench: the floor course releases a different {a} notebook than the real one")
+            raise scratch.CycleError(f"bench: the floor course releases a different {a} notebook than the real one")
 
     kinds: dict[tuple[str, str], str] = {}
     notebooks: dict[tuple[str, str], Path] = {}

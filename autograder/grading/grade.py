@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from . import _feedback
-from ._integrity import tampered
-from ._limits import PropertyTimeout, time_limit
-from ._quiet import quiet
-from ._registry import properties
-from ._results import GroupReport, PropertyFailure, PropertyResult
-from ._submission import Submission
+from autograder.grading import feedback as _feedback
+from autograder.grading.integrity import tampered
+from autograder.grading.limits import PropertyTimeout, time_limit
+from autograder.grading.quiet import quiet
+from autograder.grading.registry import properties_of
+from autograder.grading.results import GroupReport, PropertyFailure, PropertyResult
+from autograder.grading.submission import Submission
 
 
 def run_group(assignment: str, group: str, submission: Submission) -> GroupReport:
     """Run every property of ``group``; each is caught on its own so one failure hides no other."""
     with quiet():  # importing the property module (hypothesis, JAX) may warn too
-        chosen = properties(assignment, group)
+        chosen = properties_of(assignment, group)
         failures = [] if tampered() else [_run_one(prop, submission) for prop in chosen]
         if tampered():  # before the group, or done by student code the properties called
             failures = [_tampering()] * len(chosen)
@@ -22,7 +22,7 @@ def run_group(assignment: str, group: str, submission: Submission) -> GroupRepor
     return GroupReport(assignment, group, results)
 
 
-#: Set by the kernel sandbox (autograder._seal.install) when nbgrader issued a key.
+#: Set by the kernel sandbox (autograder.confinement.seal.install) when nbgrader issued a key.
 _sealer = None
 
 

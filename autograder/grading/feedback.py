@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._results import GroupReport, PropertyResult
+from autograder.grading.results import GroupReport, PropertyResult
 
 _LABELS = (("Problem", "problem"), ("Example", "example"), ("Got", "got"), ("Expected", "expected"))
 

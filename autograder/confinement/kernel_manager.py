@@ -1,7 +1,7 @@
 """The kernel manager nbgrader grades with: every kernel confined, nothing left behind.
 
 In nbgrader's process. :class:`ConfinedKernelManager` starts each kernel through
-:mod:`autograder._jail` (a private view of the machine, a cgroup, a user of its
+:mod:`autograder.confinement.jail` (a private view of the machine, a cgroup, a user of its
 own) and, when the kernel is gone, kills whatever the notebook started that is
 still running (processes of that user, members of that cgroup), so a daemon a
 notebook forks cannot outlive its grading.
@@ -25,9 +25,8 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.coursedir import CourseDirectory
 
-from . import _jail
-
-_PACKAGE = Path(__file__).resolve().parent
+from autograder.confinement import jail as _jail
+from autograder.confinement import PACKAGE_ROOT
 _JAIL = Path(_jail.__file__).resolve()
 
 
@@ -51,14 +50,14 @@ def hidden_paths(config) -> list[str]:
         hide.append(CourseDirectory(config=config).root)
     exchange = config.get("Exchange", {}).get("root") if config else None
     hide.append(str(exchange or "/srv/nbgrader/exchange"))
-    if (_PACKAGE.parent / "course_config.py").is_file():  # an editable install: the repository itself
-        hide.append(str(_PACKAGE.parent))
+    if (PACKAGE_ROOT.parent / "course_config.py").is_file():  # an editable install: the repository itself
+        hide.append(str(PACKAGE_ROOT.parent))
     return [os.path.realpath(path) for path in hide]
 
 
 def kept_paths(connection_file: str) -> list[str]:
     """What a kernel needs to start and to grade: Python, its packages, the grader, its connection file."""
-    keep = {sys.base_prefix, sys.prefix, sys.exec_prefix, str(_PACKAGE), connection_file}
+    keep = {sys.base_prefix, sys.prefix, sys.exec_prefix, str(PACKAGE_ROOT), connection_file}
     here = os.getcwd()
     keep.update(p for p in sys.path if p and os.path.abspath(p) != here and os.path.exists(p))
     return sorted(os.path.realpath(path) for path in keep)
@@ -102,7 +101,7 @@ def kill_leftovers(pid: int) -> int:
 
 
 class ConfinedKernelManager(AsyncKernelManager):
-    """An AsyncKernelManager whose kernels start inside :mod:`autograder._jail`."""
+    """An AsyncKernelManager whose kernels start inside :mod:`autograder.confinement.jail`."""
 
     async def _async_pre_start_kernel(self, **kw):
         cmd, kw = await super()._async_pre_start_kernel(**kw)

@@ -7,22 +7,22 @@ import math
 import numpy as np
 from hypothesis import given
 
-from . import _render
-from ._results import CallRaised, PropertyFailure
-from ._settings import TRACES
+from autograder.grading import render
+from autograder.grading.results import CallRaised, PropertyFailure
+from autograder.kit.settings import TRACES
 
 
 def scalar(got, call_text: str) -> float:
     """The single number a call returned, or a failure saying what came back instead."""
     if isinstance(got, bool) or got is None or isinstance(got, (str, bytes, list, tuple, dict)):
-        raise PropertyFailure(f"`{call_text}` returned {_render.kind(got)}, not a single number.")
+        raise PropertyFailure(f"`{call_text}` returned {render.kind(got)}, not a single number.")
     try:
         array = np.asarray(got)
     except Exception:
-        raise PropertyFailure(f"`{call_text}` returned {_render.kind(got)}, not a single number.") from None
+        raise PropertyFailure(f"`{call_text}` returned {render.kind(got)}, not a single number.") from None
     if array.shape != () or not np.issubdtype(array.dtype, np.number):
         raise PropertyFailure(
-            f"`{call_text}` returned {_render.kind(got)}; it should return a single number (shape ())."
+            f"`{call_text}` returned {render.kind(got)}; it should return a single number (shape ())."
         )
     return float(array)
 

@@ -14,7 +14,7 @@ ones a serial run gives. What changes:
   grading still met a locked database is graded again.
 - **Resuming.** A student whose autograded notebook and gradebook scores are
   complete and newer than the submission is skipped (see
-  :mod:`autograder._parallel_state`), so running the command again after Ctrl-C or
+  :mod:`autograder.tools.parallel.state`), so running the command again after Ctrl-C or
   a crash grades only the rest. ``--force`` grades everyone again.
 - **Interruptions.** Ctrl-C (or SIGTERM) stops the students in progress the way
   it stops ``nbgrader autograde``: their half-written output is removed, nothing
@@ -41,15 +41,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, TextIO
 
-from . import _parallel_state as state
-from ._parallel_progress import Outcome, Progress, clock
-from ._parallel_state import ParallelError
+from autograder.tools.parallel import state
+from autograder.tools.parallel.progress import Outcome, Progress, clock
+from autograder.tools.errors import ParallelError
+from autograder.tools.gradebook import automatic_points
+from autograder.tools.repository import tool_env
 
 __all__ = ["BatchResult", "Outcome", "ParallelError", "autograde"]
 
 #: Seconds the students in progress get to stop after Ctrl-C before their workers are killed.
 STOP_GRACE = 20.0
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -166,18 +167,13 @@ class _course_lock:
 
 
 class _Worker:
-    """A worker process (:mod:`autograder._parallel_worker`) and its pipes."""
+    """A worker process (:mod:`autograder.tools.parallel.worker`) and its pipes."""
 
     def __init__(self, course: state.Course):
-        env = dict(os.environ)
-        # Workers and the kernels they start grade with this very autograder package;
-        # nbgrader runs `alembic` from the environment's bin folder.
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
-        env["PATH"] = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
         self.stderr = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "autograder._parallel_worker"],
-            cwd=course.root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-m", "autograder.tools.parallel.worker"],
+            cwd=course.root, env=tool_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self.stderr, text=True, bufsize=1,
             start_new_session=True,  # Ctrl-C reaches the coordinator, which stops workers in order
         )
@@ -290,7 +286,7 @@ class _Run:
         with self.course.gradebook() as gb:
             for student in self.students:
                 if state.is_complete(self.course, gb, self.assignment, student):
-                    earned, possible = state.points(gb, self.assignment, student)
+                    earned, possible = automatic_points(gb, self.assignment, student)
                     skipped.append(Outcome(student, "skipped", earned, possible))
         return skipped
 

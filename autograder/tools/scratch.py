@@ -41,14 +41,12 @@ from typing import Iterable, Mapping
 from nbgrader.api import Gradebook
 from traitlets.config.loader import PyFileConfigLoader
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_KINDS = ("correct", "partial", "empty")
+from autograder.tools.errors import CycleError
+from autograder.tools.gradebook import autograder_test_grades
+from autograder.tools.repository import REPO_ROOT, tool_env
+
 _FORBIDDEN_IN_STUDENT_ID = ("+", "*", "/", os.sep)
 _LOG_LOCK = threading.Lock()
-
-
-class CycleError(RuntimeError):
-    """A step of the grading cycle could not run; the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -156,18 +154,6 @@ def check_assignments(assignments: Iterable[str], repo_root: Path = REPO_ROOT) -
     return chosen
 
 
-def sample_students(
-    assignments: Iterable[str],
-    kinds: Iterable[str] = SAMPLE_KINDS,
-    samples_dir: Path = REPO_ROOT / "tests" / "samples",
-) -> list[Student]:
-    """One student per sample kind, ``sample-<kind>``, handing in tests/samples/<a>/<kind>.ipynb."""
-    return [
-        Student(f"sample-{kind}", {a: samples_dir / a / f"{kind}.ipynb" for a in assignments})
-        for kind in kinds
-    ]
-
-
 def course_id(repo_root: Path = REPO_ROOT) -> str:
     config = PyFileConfigLoader("course_config.py", path=str(repo_root)).load_config()
     return config.CourseDirectory.course_id
@@ -207,7 +193,7 @@ def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT) -> Course:
 
 
 _INSTRUCTOR_CONFIG = '''\
-# Written by autograder.cycle: a scratch copy of the course, graded by plain nbgrader.
+# Written by autograder.tools.scratch: a scratch copy of the course, graded by plain nbgrader.
 import os
 import re
 
@@ -224,7 +210,7 @@ c.ExchangeCollect.check_owner = False
 '''
 
 _STUDENT_CONFIG = '''\
-# Written by autograder.cycle: what a student's own nbgrader setup provides.
+# Written by autograder.tools.scratch: what a student's own nbgrader setup provides.
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = {course_id!r}
 c.Exchange.root = {exchange!r}
@@ -237,15 +223,9 @@ c.Exchange.cache = {cache!r}
 
 def nbgrader(course: Course, args: list[str], cwd: Path, check: bool = True) -> str | None:
     """Run ``python -m nbgrader ARGS`` in ``cwd``; log it; on failure raise or return the reason."""
-    env = dict(os.environ)
-    # Kernels grade with this checkout's autograder package, installed or not.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    # nbgrader runs `alembic` to create a gradebook: find it beside this Python,
-    # also when its environment is not activated.
-    env["PATH"] = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
     cmd = [sys.executable, "-m", "nbgrader", *args]
     start = time.monotonic()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(cmd, cwd=cwd, env=tool_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL)
     seconds = time.monotonic() - start
     entry = f"$ (cd {cwd} && nbgrader {' '.join(args)})  # exit {proc.returncode}, {seconds:.1f} s\n"
     with _LOG_LOCK, course.log.open("a") as log:
@@ -317,7 +297,7 @@ def read_scores(course: Course) -> dict[tuple[str, str], Score]:
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gb:
         for assignment in gb.assignments:
             for sub in assignment.submissions:
-                tests = [g for nb in sub.notebooks for g in _autograder_tests(nb)]
+                tests = [g for nb in sub.notebooks for g in autograder_test_grades(nb)]
                 if not tests or any(g.auto_score is None for g in tests):
                     continue  # not (fully) autograded
                 cells = tuple(CellScore(g.name, g.auto_score, g.max_score) for g in tests)
@@ -329,12 +309,6 @@ def read_scores(course: Course) -> dict[tuple[str, str], Score]:
                     cells,
                 )
     return scores
-
-
-def _autograder_tests(submitted_notebook) -> list:
-    """Grades of the notebook's autograder tests: code grade cells that are not answers."""
-    answers = {c.name for c in submitted_notebook.notebook.solution_cells}
-    return [g for g in submitted_notebook.grades if g.cell_type == "code" and g.name not in answers]
 
 
 def read_grades_csv(course: Course) -> list[dict[str, str]]:
@@ -374,31 +348,3 @@ def run_cycle(
             done.result()
     problems = collect_and_grade(course, assignments)
     return CycleResult(course, read_scores(course), problems)
-
-
-def format_table(result: CycleResult, students: Iterable[str], assignments: Iterable[str]) -> str:
-    """Student x assignment grid of ``points/max`` automatic points."""
-    assignments = list(assignments)
-    rows = [["student", *assignments]]
-    for sid in students:
-        row = [sid]
-        for a in assignments:
-            s = result.scores.get((sid, a))
-            row.append(f"{s.points:g}/{s.max_points:g}" if s else "-")
-        rows.append(row)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
-
-
-def demo(course_dir: Path | None = None, assignments: Iterable[str] | None = None) -> CycleResult:
-    """The README's quickstart: grade the bundled sample submissions, print the table."""
-    assignments = list(assignments) if assignments else available_assignments()
-    assignments = check_assignments(assignments)
-    students = sample_students(assignments)
-    result = run_cycle(course_dir, students, assignments)
-    print(format_table(result, [s.student_id for s in students], assignments))
-    print(f"\nfeedback HTML: {result.course.feedback_dir}")
-    print(f"grades CSV:    {result.course.grades_csv}")
-    for problem in result.problems:
-        print(f"\nproblem: {problem}", file=sys.stderr)
-    return result

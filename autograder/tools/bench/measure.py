@@ -11,6 +11,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from autograder.tools.repository import REPO_ROOT
+
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -151,7 +153,7 @@ def machine() -> dict:
 
 def _commit() -> str | None:
     """The checkout's commit, marked when files differ from it (the figures belong to that code)."""
-    root = Path(__file__).resolve().parent.parent
+    root = REPO_ROOT
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,

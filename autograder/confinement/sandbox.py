@@ -1,7 +1,7 @@
 """Confine a grading kernel before any student code runs.
 
 ``course_config.py`` makes nbgrader start every autograde kernel with
-``--IPKernelApp.exec_lines=['import autograder._sandbox']``, so this module runs
+``--IPKernelApp.exec_lines=['import autograder.confinement.sandbox']``, so this module runs
 first in the kernel and:
 
 - drops the notebook's own folder from ``sys.path``, so files handed in beside the
@@ -9,12 +9,12 @@ first in the kernel and:
 - caps the kernel's address space, file sizes and core dumps (``resource``), so a
   memory bomb ends in ``MemoryError`` in that kernel and one file cannot fill a disk;
 - caps the number of processes and threads the kernel and its children may hold,
-  with a Linux ``pids`` cgroup (made by :mod:`autograder._jail` when nbgrader started
+  with a Linux ``pids`` cgroup (made by :mod:`autograder.confinement.jail` when nbgrader started
   the kernel through it, else here), else with ``RLIMIT_NPROC``;
 - imports what grading needs and records the genuine grading objects
-  (:mod:`autograder._integrity`), so later patching by the notebook is reported;
+  (:mod:`autograder.grading.integrity`), so later patching by the notebook is reported;
 - takes the key nbgrader issued for sealing this notebook's results
-  (:mod:`autograder._seal`) before any student code can read it;
+  (:mod:`autograder.confinement.seal`) before any student code can read it;
 - in a kernel the jail started: hides the grading package's files (they are loaded
   now) and gives up root for the user the jail chose, in every thread, so the
   notebook cannot undo any of the above, see the course, or keep privileges.
@@ -33,8 +33,9 @@ import os
 import resource
 import sys
 
-from . import _jail
-from ._jail import PROCESSES
+from autograder.confinement import jail as _jail
+from autograder.confinement.jail import PROCESSES
+from autograder.confinement import PACKAGE_ROOT
 
 MEMORY_BYTES = 6 * 2**30
 FILE_BYTES = 256 * 2**20
@@ -72,10 +73,12 @@ def confine() -> None:
     _limit(resource.RLIMIT_CORE, 0)
     _cap_processes()
     # Import what grading uses now, before the notebook can touch it.
-    from . import _grade, _integrity, _registry, _seal
-
-    for assignment in _registry.ASSIGNMENTS:
-        _registry.properties(assignment)
+    from autograder.grading import grade as _grade
+    from autograder.grading import integrity as _integrity
+    from autograder.grading import registry
+    from autograder.confinement import seal as _seal
+    for assignment in registry.assignments():
+        registry.properties_of(assignment)
     _grade._sealer = _seal.install(_grade.grade.__code__)
     _integrity.record_baseline()
     if _jail.UID_ENV in os.environ:
@@ -89,12 +92,11 @@ def confine() -> None:
 
 def _become_the_kernels_user(uid: int) -> None:
     """Hide the grader's files, then give up root for good (every thread: glibc's setxid)."""
-    from . import _settings
-
-    package = os.path.dirname(os.path.abspath(__file__))
+    from autograder.kit import settings
+    package = str(PACKAGE_ROOT)
     _jail.empty(package, read_only=True)
     linecache.clearcache()
-    for folder, _, files in os.walk(_settings.HOME):
+    for folder, _, files in os.walk(settings.HOME):
         for name in [folder, *(os.path.join(folder, f) for f in files)]:
             os.chown(name, uid, uid)
     os.setgroups([])

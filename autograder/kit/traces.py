@@ -21,8 +21,8 @@ import sys
 
 import jax
 
-from . import _render
-from ._results import CallRaised, PropertyFailure
+from autograder.grading import render
+from autograder.grading.results import CallRaised, PropertyFailure
 
 _TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 #: Sent through JAX's monitoring at the end of every observation: if it does not
@@ -195,7 +195,7 @@ class SignatureAudit:
 
     def require_a_trace(self, signature: str, *args, **kwargs) -> None:
         """Fail unless a call at ``signature`` traces the student's code (from a cold cache if need be)."""
-        text = _render.call(self.name, args, kwargs)
+        text = render.call(self.name, args, kwargs)
         try:
             _, traces = self._measure(*args, **kwargs)
             if not traces:
@@ -219,7 +219,7 @@ class SignatureAudit:
 
     def call(self, signature: str, *args, **kwargs):
         """Make one measured call; return its result, or None when the call raised."""
-        text = _render.call(self.name, args, kwargs)
+        text = render.call(self.name, args, kwargs)
         try:
             result, traces = self._measure(*args, **kwargs)
         except CallRaised as failure:
@@ -280,6 +280,6 @@ def signature_of(x) -> str:
     try:
         aval = jax.typeof(x)
     except TypeError:
-        return _render.kind(x)
+        return render.kind(x)
     weak = " (weakly typed)" if getattr(aval, "weak_type", False) else ""
     return f"{aval.dtype}[{','.join(str(d) for d in aval.shape)}]{weak}"

@@ -2,7 +2,7 @@
 
     python -m autograder bench [--students N] [--workers W] [--json PATH]
 
-Builds three scratch courses (see :mod:`autograder._bench_course`) with N
+Builds three scratch courses (see :mod:`autograder.tools.bench.courses`) with N
 synthetic students per assignment, a mix of correct and faulty submissions, and
 autogrades the same submissions three ways, one assignment at a time and in a
 rotating order so a noisy machine burdens none of them more than the others:
@@ -26,7 +26,7 @@ while they took more than 10% of the CPU is graded again (``--force``, at most
 three times in all), the quietest attempt is kept, and a row still above 10% is marked.
 
 Then every distinct submission is graded once more in a fresh process, property
-by property (:mod:`autograder._bench_probe`), counting JAX traces and compiles
+by property (:mod:`autograder.tools.bench.probe`), counting JAX traces and compiles
 and hypothesis examples. Figures are printed and written as JSON.
 """
 
@@ -43,8 +43,11 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from . import _bench_course, _bench_measure, cycle
+from autograder.tools.bench import courses as _bench_course
 
+from autograder.tools.bench import measure
+
+from autograder.tools import scratch
 MODES = ("floor", "serial", "parallel")
 LABEL = {"floor": "a floor", "serial": "b serial", "parallel": "c parallel"}
 TARGET_RATIO = 1.3
@@ -65,8 +68,8 @@ def run_bench(
     """Build, grade three ways, probe the properties; print the figures and return them."""
     out = out or sys.stdout
     if students < 1 or workers < 1:
-        raise cycle.CycleError(f"bench: --students and --workers must be at least 1 (got {students}, {workers})")
-    assignments = cycle.check_assignments(assignments or cycle.available_assignments())
+        raise scratch.CycleError(f"bench: --students and --workers must be at least 1 (got {students}, {workers})")
+    assignments = scratch.check_assignments(assignments or scratch.available_assignments())
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="jax-tracing-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     log = work / "bench.log"
@@ -93,7 +96,7 @@ def run_bench(
 
     # What a command costs before its first notebook: nbgrader with every student already graded.
     startup = {
-        mode: _bench_measure.run_measured(_command(mode, assignments[-1], workers, None), roots[mode], env, log).seconds
+        mode: measure.run_measured(_command(mode, assignments[-1], workers, None), roots[mode], env, log).seconds
         for mode in ("floor", "serial")
     }
     identical, differences = _compare_grades(courses)
@@ -138,7 +141,7 @@ def _command(mode: str, assignment: str, workers: int, json_out: Path | None, fo
 def _grade(mode: str, assignment: str, root: Path, workers: int, env: dict, log: Path, work: Path,
            force: bool = False) -> dict:
     json_out = work / f"parallel-{assignment}.json" if mode == "parallel" else None
-    measured = _bench_measure.run_measured(_command(mode, assignment, workers, json_out, force), root, env, log)
+    measured = measure.run_measured(_command(mode, assignment, workers, json_out, force), root, env, log)
     run = measured.as_dict()
     run["others_cpu_share"] = (run["others_cpu_seconds"] or 0.0) / (run["seconds"] * (os.cpu_count() or 1))
     run["forced"] = force
@@ -158,7 +161,7 @@ def _busiest(by_mode: dict[str, dict]) -> float:
 
 
 def _compare_grades(courses) -> tuple[bool, list[str]]:
-    serial, parallel = cycle.read_scores(courses.serial), cycle.read_scores(courses.parallel)
+    serial, parallel = scratch.read_scores(courses.serial), scratch.read_scores(courses.parallel)
     differences = [
         f"{sid}/{a}: serial {serial.get((sid, a))}, parallel {parallel.get((sid, a))}"
         for sid, a in sorted(set(serial) | set(parallel))
@@ -171,11 +174,11 @@ def _probe_all(courses, env: dict) -> dict[tuple[str, str], dict]:
     def probe(key):
         assignment, kind = key
         proc = subprocess.run(
-            [sys.executable, "-m", "autograder._bench_probe", assignment, str(courses.notebooks[key])],
+            [sys.executable, "-m", "autograder.tools.bench.probe", assignment, str(courses.notebooks[key])],
             capture_output=True, text=True, env=env, cwd=courses.root, stdin=subprocess.DEVNULL,
         )
         if proc.returncode:
-            raise cycle.CycleError(f"bench: probing {assignment}/{kind} failed:\n{proc.stderr[-2000:]}")
+            raise scratch.CycleError(f"bench: probing {assignment}/{kind} failed:\n{proc.stderr[-2000:]}")
         return key, json.loads(proc.stdout.strip().splitlines()[-1])
 
     return dict(probe(key) for key in sorted(courses.notebooks))  # one at a time: their seconds count
@@ -219,7 +222,7 @@ def _figures(courses, assignments, runs, startup, probes, students, workers) -> 
     return {
         "command": f"python -m autograder bench --students {students} --workers {workers}",
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": _bench_measure.machine(),
+        "machine": measure.machine(),
         "others_cpu_share": _others_share(runs),
         "students_per_assignment": students,
         "workers": workers,

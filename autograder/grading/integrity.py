@@ -1,7 +1,7 @@
 """Tamper evidence: the objects grading relies on, compared with what they were
 before any student code ran.
 
-``record_baseline()`` runs when the grading kernel starts (``autograder._sandbox``).
+``record_baseline()`` runs when the grading kernel starts (``autograder.confinement.sandbox``).
 Before each group, :func:`tampered` names every protected object a notebook has
 replaced since: a patched ``jax.jit``, a faked ``jax.monitoring``, a rebound builtin,
 a substitute module in ``sys.modules``, and any global, class attribute or function
@@ -43,11 +43,11 @@ _BUILTINS = (
     "getattr", "hasattr", "id", "int", "isinstance", "issubclass", "iter", "len", "list", "max", "min", "next",
     "print", "range", "repr", "round", "set", "sorted", "str", "sum", "tuple", "type", "vars", "zip",
 )
-_MODULES = ("autograder", "autograder._grade", "autograder._traces", "autograder._checks", "jax", "jax.numpy",
+_MODULES = ("autograder", "autograder.grading.grade", "autograder.kit.traces", "autograder.kit.checks", "jax", "jax.numpy",
             "jax.monitoring", "numpy", "numpy.testing", "hypothesis", "math", "builtins")
 
 #: Globals of the grading package that change after the baseline, by design.
-_CHANGING = frozenset({"autograder._integrity._baseline"})
+_CHANGING = frozenset({"autograder.grading.integrity._baseline"})
 
 _baseline: dict[str, object] | None = None
 

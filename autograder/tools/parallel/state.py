@@ -29,11 +29,10 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from ._parallel_worker import with_busy_timeout
+from autograder.grading.cells import autograder_tests
+from autograder.tools.errors import ParallelError
 
-
-class ParallelError(RuntimeError):
-    """Autograding could not start; the message says why and what to do."""
+from autograder.tools.parallel.worker import with_busy_timeout
 
 
 @dataclass(frozen=True)
@@ -110,27 +109,17 @@ def submitted_students(course: Course, assignment: str) -> list[str]:
     return sorted(found)
 
 
-def tests_of(notebook: dict) -> list[dict]:
-    """Autograder test cells of a notebook: code grade cells that are not answers."""
-    tests = []
-    for cell in notebook.get("cells", []):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
-            tests.append(cell)
-    return tests
-
-
 def _executed(path: Path) -> bool:
     try:
         notebook = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return False
-    tests = tests_of(notebook)
+    tests = autograder_tests(notebook)
     return bool(tests) and all(_ran(cell) for cell in tests)
 
 
 def _ran(cell: dict) -> bool:
-    """Executed, or marked as lost to a kernel that died (autograder.nbgrader_plugins.ConfinedExecute)."""
+    """Executed, or marked as lost to a kernel that died (autograder.confinement.preprocessors.ConfinedExecute)."""
     died = any(output.get("ename") == "KernelDied" for output in cell.get("outputs", []))
     return cell.get("execution_count") is not None or died
 
@@ -159,19 +148,6 @@ def is_complete(course: Course, gb: Gradebook, assignment: str, student: str) ->
         if not _executed(graded) or graded.stat().st_mtime < handed_in.stat().st_mtime:
             return False
     return True
-
-
-def points(gb: Gradebook, assignment: str, student: str) -> tuple[float, float]:
-    """(automatic points, their maximum) of the autograder tests of a graded student."""
-    submission = gb.find_submission(assignment, student)
-    earned = possible = 0.0
-    for nb in submission.notebooks:
-        answers = {c.name for c in nb.notebook.solution_cells}
-        for g in nb.grades:
-            if g.cell_type == "code" and g.name not in answers:
-                earned += g.auto_score or 0.0
-                possible += g.max_score
-    return earned, possible
 
 
 def discard_partial(course: Course, assignment: str, student: str) -> bool:

@@ -1,6 +1,6 @@
 """Start a grading kernel in a private view of the machine, as a user of its own.
 
-nbgrader's process (:mod:`autograder._kernel`) runs this file in place of the
+nbgrader's process (:mod:`autograder.confinement.kernel_manager`) runs this file in place of the
 kernel's command, as ``python _jail.py --cwd DIR --hide P --keep P -- KERNEL...``.
 Still root and still single-threaded, it:
 
@@ -17,7 +17,7 @@ Still root and still single-threaded, it:
 - moves nbgrader's seal key from its file into a pipe (the file lies in a /tmp
   the kernel can no longer see);
 - and runs the kernel, which then drops to :func:`kernel_uid` once the sandbox
-  has loaded and hidden the grader (:mod:`autograder._sandbox`).
+  has loaded and hidden the grader (:mod:`autograder.confinement.sandbox`).
 
 Nothing here imports the rest of the package: it runs before the kernel's Python.
 """
@@ -35,7 +35,7 @@ PROCESSES = 256  # threads count too: XLA's pools need a few dozen
 UID_BASE = 1_000_000  # kernel_uid(pid): no account has it, no other kernel shares it
 UID_ENV = "AUTOGRADER_KERNEL_UID"
 KEY_FILE_ENV = "AUTOGRADER_SEAL_KEY_FILE"  # nbgrader_plugins.IssueSeal writes the key there
-KEY_FD_ENV = "AUTOGRADER_SEAL_KEY_FD"  # and the jail moves it into this pipe for autograder._seal
+KEY_FD_ENV = "AUTOGRADER_SEAL_KEY_FD"  # and the jail moves it into this pipe for autograder.confinement.seal
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
 SCRATCH = {"/tmp": "512m", "/var/tmp": "64m", "/dev/shm": "64m"}
 

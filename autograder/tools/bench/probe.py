@@ -1,6 +1,6 @@
 """What each property costs on one submission: seconds, JAX traces and compiles, hypothesis examples.
 
-    python -m autograder._bench_probe ASSIGNMENT NOTEBOOK     # prints one JSON object
+    python -m autograder.tools.bench.probe ASSIGNMENT NOTEBOOK     # prints one JSON object
 
 Run in a fresh process per submission, as a kernel is: the notebook's code cells
 run in this process (:func:`autograder.from_notebook`), then every property of
@@ -39,7 +39,7 @@ class Counts:
         self.examples = 0
 
     def on_jax_event(self, event, duration_secs, **kwargs):
-        from autograder._traces import student_traced
+        from autograder.kit.traces import student_traced
 
         name = kwargs.get("fun_name", "")
         if event == _TRACE and student_traced():
@@ -78,15 +78,14 @@ def probe(assignment: str, notebook: str) -> dict:
     import hypothesis  # noqa: F401
 
     from autograder import from_notebook
-    from autograder._quiet import quiet
-    from autograder._registry import properties  # not `autograder.properties`: importing a property
-    # module rebinds that name to the subpackage
+    from autograder.grading.quiet import quiet
+    from autograder.grading.registry import properties_of
 
     t_hypothesis = time.perf_counter()
     with quiet():
         submission = from_notebook(notebook)
     t_load = time.perf_counter()
-    props = properties(assignment)  # imports the property module
+    props = properties_of(assignment)  # imports the property module
     t_module = time.perf_counter()
 
     results = []

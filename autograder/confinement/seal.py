@@ -4,11 +4,11 @@ the course's own ``grade``.
 nbgrader scores a test cell by its output, and the kernel that produces the output
 also runs the student's code. A notebook could therefore put a fake ``autograder``
 in ``sys.modules`` whose ``grade`` prints full points. To stop that, nbgrader's
-process (:class:`autograder.nbgrader_plugins.IssueSeal`) hands each kernel a fresh
-random key in a file, which the jail (:mod:`autograder._jail`) moves into a pipe
+process (:class:`autograder.confinement.preprocessors.IssueSeal`) hands each kernel a fresh
+random key in a file, which the jail (:mod:`autograder.confinement.jail`) moves into a pipe
 and the sandbox reads before any student cell runs (without the jail, the sandbox
 reads and deletes the file); the genuine ``grade`` appends a line sealed with that key; and
-:class:`autograder.nbgrader_plugins.VerifySeals`, again in nbgrader's process,
+:class:`autograder.confinement.preprocessors.VerifySeals`, again in nbgrader's process,
 gives zero to a graded cell without a valid seal for its own points.
 
 Limit: the key lives in the kernel's memory. Code written to dig it out of the
@@ -25,7 +25,7 @@ import re
 import sys
 from pathlib import Path
 
-from ._jail import KEY_FD_ENV, KEY_FILE_ENV
+from autograder.confinement.jail import KEY_FD_ENV, KEY_FILE_ENV
 
 _LINE = re.compile(r"^\[autograder seal (\S+) (\S+) (\S+) ([0-9a-f]{64})\]$", re.M)
 

@@ -1,0 +1,10 @@
+"""Where a notebook runs: the jail (root, before the kernel), the sandbox (first
+import in the kernel), the kernel manager and preprocessors (nbgrader's process),
+and the seal that carries a grade from the kernel to nbgrader."""
+
+from pathlib import Path
+
+#: The grading package's own folder, the one the sandbox hides and the kernel manager
+#: keeps: the package root, never a subpackage's folder, or part of the grader stays
+#: readable to the notebook (security-critical).
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent

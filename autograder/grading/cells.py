@@ -1,0 +1,25 @@
+"""What kind of nbgrader cell a notebook cell is (notebooks as JSON dicts or nbformat nodes)."""
+
+from __future__ import annotations
+
+
+def nbgrader_of(cell: dict) -> dict:
+    """The cell's nbgrader metadata (empty for an ordinary cell)."""
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def is_answer(cell: dict) -> bool:
+    """A code cell the student fills in (nbgrader's "autograded answer" or solution cell)."""
+    meta = nbgrader_of(cell)
+    return cell.get("cell_type") == "code" and bool(meta.get("solution")) and not meta.get("grade")
+
+
+def is_autograder_test(cell: dict) -> bool:
+    """A code cell nbgrader grades automatically: a grade cell that is not an answer."""
+    meta = nbgrader_of(cell)
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def autograder_tests(notebook: dict) -> list[dict]:
+    """The notebook's autograder test cells, in order."""
+    return [cell for cell in notebook.get("cells", []) if is_autograder_test(cell)]

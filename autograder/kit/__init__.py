@@ -1,0 +1,40 @@
+"""What a property module imports, and all it imports from the course.
+
+    from autograder.kit import prop, PropertyFailure, VALUES, render, SignatureAudit
+
+- declaring a property: :func:`prop` (its grade-cell group, points, title, hint);
+- failing one: :class:`PropertyFailure` (problem, example, got, expected),
+  :class:`CallRaised` (a student's function raised), :class:`Retraced`;
+- hypothesis: the :data:`VALUES` and :data:`TRACES` settings, bounded strategies
+  (:func:`float32_values`, :func:`vectors`, :data:`GARBAGE`, :data:`SHAPES`);
+- numbers: :func:`scalar`, :func:`close`, :func:`op_by_op` (the mathematics as written,
+  no compiler rewrite), :func:`first_failure` (a search over JAX's stateful caches);
+- evidence from JAX's own events: :class:`TraceLog`, :func:`traces_during`,
+  :class:`SignatureAudit` (jitted, judged by what it does), :func:`clear_cache_of`,
+  :func:`signature_of`, :func:`student_traced`;
+- :mod:`render`: inputs and results in plain words for feedback.
+
+See ``docs/authoring.md`` for how to write a property that is sound.
+"""
+
+from autograder.grading import render
+from autograder.grading.registry import prop
+from autograder.grading.results import CallRaised, PropertyFailure
+from autograder.kit.checks import close, first_failure, op_by_op, scalar
+from autograder.kit.settings import TRACES, VALUES
+from autograder.kit.strategies import GARBAGE, SHAPES, float32_values, vectors
+from autograder.kit.traces import (
+    Retraced,
+    SignatureAudit,
+    TraceLog,
+    clear_cache_of,
+    signature_of,
+    student_traced,
+    traces_during,
+)
+
+__all__ = [
+    "CallRaised", "GARBAGE", "PropertyFailure", "Retraced", "SHAPES", "SignatureAudit", "TRACES", "TraceLog",
+    "VALUES", "clear_cache_of", "close", "first_failure", "float32_values", "op_by_op", "prop", "render",
+    "scalar", "signature_of", "student_traced", "traces_during", "vectors",
+]

@@ -1,0 +1,1 @@
+"""Instructor commands (``python -m autograder ...``); nothing here runs in a kernel."""

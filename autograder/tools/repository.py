@@ -1,0 +1,28 @@
+"""Where the course repository is, and the environment tool subprocesses run in."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from autograder.confinement import PACKAGE_ROOT
+
+#: The course repository: ``source/``, ``release/``, ``tests/``, ``course_config.py``.
+REPO_ROOT = PACKAGE_ROOT.parent
+SOURCE = REPO_ROOT / "source"
+RELEASE = REPO_ROOT / "release"
+SAMPLES = REPO_ROOT / "tests" / "samples"
+CORPUS = REPO_ROOT / "tests" / "corpus"
+
+
+def tool_env() -> dict[str, str]:
+    """The environment for nbgrader, its kernels and the course's worker processes.
+
+    They grade with this checkout's ``autograder`` package, installed or not; nbgrader
+    runs ``alembic`` to create a gradebook, found beside this Python even when its
+    environment is not activated."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env["PATH"] = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
+    return env
