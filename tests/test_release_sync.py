@@ -15,12 +15,10 @@ from conftest import COURSE_ASSIGNMENTS, REPO
 
 from autograder.tools import scratch
 from autograder.grading.cells import is_autograder_test
+from autograder.tools.check import HIDDEN_REGION, MARKERS, comparable
+
 SOURCE = REPO / "source"
 RELEASE = REPO / "release"
-MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
-HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
-# Cell fields that nbgrader or nbformat may fill in afresh on each run.
-VOLATILE_CELL_FIELDS = ("id", "execution_count")
 
 
 def read(path: Path):
@@ -29,11 +27,6 @@ def read(path: Path):
 
 def nbgrader_cells(nb):
     return [c for c in nb.cells if "nbgrader" in c.metadata]
-
-
-def comparable(nb) -> dict:
-    cells = [{k: v for k, v in c.items() if k not in VOLATILE_CELL_FIELDS} for c in nb.cells]
-    return {"metadata": nb.metadata, "nbformat": (nb.nbformat, nb.nbformat_minor), "cells": cells}
 
 
 @pytest.fixture(scope="module")

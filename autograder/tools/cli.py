@@ -3,6 +3,7 @@
     python -m autograder demo [--course-dir DIR]
     python -m autograder autograde ASSIGNMENT [--workers N]     (in the course folder)
     python -m autograder bench [--students N] [--workers N] [--json PATH]
+    python -m autograder check [--repo DIR] [--quick]
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from pathlib import Path
 
 from autograder.tools.bench.run import run_bench
 from autograder.tools.demo import demo as run_demo
+from autograder.tools import check
 from autograder.tools.errors import ToolError
+from autograder.tools.repository import REPO_ROOT
 from autograder.tools.parallel import run as parallel
 
 
@@ -73,8 +76,22 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--work-dir", type=Path, metavar="DIR",
                        help="new or empty folder for the scratch courses (default: a new temporary folder, kept)")
 
+    lint = commands.add_parser(
+        "check",
+        help="the course's linter: grade cells against property modules, release/ in sync, samples and corpus",
+        description="Check that every grade cell calls an existing group with that group's points, that every "
+        "group has one grade cell, that release/ is what nbgrader makes of source/ and hides what it must, that "
+        "property modules import only autograder.kit, and that every assignment has samples and a corpus. "
+        "Prints one line per problem, naming the notebook, the cell and the fix; exits 1 if there is any.",
+    )
+    lint.add_argument("--repo", type=Path, default=REPO_ROOT, metavar="DIR",
+                      help="the course repository (default: the one this package is in)")
+    lint.add_argument("--quick", action="store_true", help="skip regenerating release/ with nbgrader")
+
     args = parser.parse_args(argv)
     try:
+        if args.command == "check":
+            return check.main(args.repo, regenerate=not args.quick)
         if args.command == "demo":
             run_demo(args.course_dir, args.assignments)
         elif args.command == "autograde":

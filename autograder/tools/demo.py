@@ -8,12 +8,8 @@ import sys
 from pathlib import Path
 from typing import Iterable
 
-from autograder.tools.repository import SAMPLES
+from autograder.tools.repository import SAMPLE_KINDS, SAMPLES
 from autograder.tools.scratch import CycleResult, Student, available_assignments, check_assignments, run_cycle
-
-#: The samples every assignment has, in tests/samples/<assignment>/<kind>.ipynb.
-SAMPLE_KINDS = ("correct", "partial", "empty")
-
 
 def sample_students(
     assignments: Iterable[str],

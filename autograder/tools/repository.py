@@ -14,6 +14,8 @@ SOURCE = REPO_ROOT / "source"
 RELEASE = REPO_ROOT / "release"
 SAMPLES = REPO_ROOT / "tests" / "samples"
 CORPUS = REPO_ROOT / "tests" / "corpus"
+#: The sample submissions every assignment has: tests/samples/<assignment>/<kind>.ipynb.
+SAMPLE_KINDS = ("correct", "partial", "empty")
 
 
 def tool_env() -> dict[str, str]:
