@@ -22,7 +22,6 @@ from nbformat.v4 import new_code_cell, new_notebook
 from traitlets.config import Config
 
 from autograder.confinement import jail as _jail
-
 from autograder.confinement import kernel_manager
 from autograder.confinement.preprocessors import ConfinedExecute
 

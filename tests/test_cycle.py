@@ -21,8 +21,10 @@ import nbformat
 import pytest
 from conftest import COURSE_ASSIGNMENTS, REPO, tree_digest
 
-from autograder.tools import demo, scratch
 from autograder.grading.cells import is_answer, is_autograder_test
+from autograder.tools import demo, scratch
+
+
 SAMPLES = REPO / "tests" / "samples"
 BROKEN_ASSIGNMENT = "padded_masking"  # broken inputs cost kernels: one assignment is enough
 BREAKAGES = ("syntax", "missing", "raise")  # of one answer cell

@@ -18,6 +18,8 @@ _GRADE_ALL = """
 import sys
 from autograder import from_python, group_points, run_group
 from autograder.grading.feedback import render
+
+
 assignment, path = sys.argv[1], sys.argv[2]
 submission = from_python(path)
 for group in group_points(assignment):

@@ -46,10 +46,10 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default import ExchangeSubmit
 from traitlets.config import Config
 
-from autograder.tools import scratch
-from autograder.grading.cells import is_autograder_test
-from autograder.confinement.sandbox import PROCESSES
 from autograder.confinement.preprocessors import grader_lines
+from autograder.confinement.sandbox import PROCESSES
+from autograder.grading.cells import is_autograder_test
+from autograder.tools import scratch
 
 slow = pytest.mark.slow
 

@@ -25,13 +25,13 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from autograder.tools.bench import courses as _bench_course
-
-from autograder.tools.parallel import state
-
+from autograder.grading.cells import autograder_tests
 from autograder.tools import demo, scratch
-
+from autograder.tools.bench import courses as _bench_course
+from autograder.tools.parallel import state
 from autograder.tools.parallel import run as parallel
+
+
 ASSIGNMENT = "branch_repair"  # the quickest of the four to grade
 SAMPLES = REPO / "tests" / "samples" / ASSIGNMENT
 CANNOT_GRADE = {"broken-unreadable": "NotJSONError"}
@@ -230,7 +230,7 @@ def test_parallel_autograde_writes_the_same_autograded_notebooks(graded):
             json.loads((c.root / "autograded" / sid / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
             for c in (graded.serial, graded.parallel)
         ]
-        tests = [state.tests_of(nb) for nb in notebooks]
+        tests = [autograder_tests(nb) for nb in notebooks]
         outputs = [[_stable(cell["outputs"]) for cell in cells] for cells in tests]
         assert outputs[0] == outputs[1], sid
 
@@ -239,7 +239,7 @@ def test_parallel_autograde_writes_the_same_autograded_notebooks(graded):
 def test_a_kernel_that_dies_scores_zero_in_every_cell_it_did_not_finish(graded):
     nb = json.loads((graded.parallel.root / "autograded" / "hostile-kernel-death" / ASSIGNMENT
                      / f"{ASSIGNMENT}.ipynb").read_text())
-    for cell in state.tests_of(nb):
+    for cell in autograder_tests(nb):
         [error] = [o for o in cell["outputs"] if o["output_type"] == "error"]
         assert error["ename"] == "KernelDied" and "(exit code 1)" in error["evalue"], error
 
@@ -301,7 +301,7 @@ def test_a_half_written_or_outdated_grading_does_not_count_as_done(graded, tmp_p
     notebook.chmod(0o644)
 
     nb = json.loads(original)
-    for cell in state.tests_of(nb):
+    for cell in autograder_tests(nb):
         cell["execution_count"], cell["outputs"] = None, []  # as sanitized, before the kernel ran
     notebook.write_text(json.dumps(nb))
     assert sid not in complete_students(course, [sid])

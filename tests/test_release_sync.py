@@ -13,8 +13,8 @@ import nbformat
 import pytest
 from conftest import COURSE_ASSIGNMENTS, REPO
 
-from autograder.tools import scratch
 from autograder.grading.cells import is_autograder_test
+from autograder.tools import scratch
 from autograder.tools.check import HIDDEN_REGION, MARKERS, comparable
 
 SOURCE = REPO / "source"

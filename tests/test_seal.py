@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from autograder.confinement import seal as _seal
+
+
 @pytest.fixture
 def sealer(tmp_path, monkeypatch):
     key = b"k" * 32

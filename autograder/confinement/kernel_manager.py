@@ -27,6 +27,8 @@ from nbgrader.coursedir import CourseDirectory
 
 from autograder.confinement import jail as _jail
 from autograder.confinement import PACKAGE_ROOT
+
+
 _JAIL = Path(_jail.__file__).resolve()
 
 

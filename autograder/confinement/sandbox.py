@@ -34,8 +34,8 @@ import resource
 import sys
 
 from autograder.confinement import jail as _jail
-from autograder.confinement.jail import PROCESSES
 from autograder.confinement import PACKAGE_ROOT
+from autograder.confinement.jail import PROCESSES
 
 MEMORY_BYTES = 6 * 2**30
 FILE_BYTES = 256 * 2**20

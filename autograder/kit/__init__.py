@@ -12,6 +12,10 @@
 - evidence from JAX's own events: :class:`TraceLog`, :func:`traces_during`,
   :class:`SignatureAudit` (jitted, judged by what it does), :func:`clear_cache_of`,
   :func:`signature_of`, :func:`student_traced`;
+- compiles, a different event from traces: :class:`CompileLog`, :func:`compiles_during`,
+  :func:`student_compiled`;
+- host reads (device-to-host conversions, which ``transfer_guard`` misses on CPU):
+  :class:`HostReads`, :func:`conversion_under_trace`, :func:`spoken`;
 - :mod:`render`: inputs and results in plain words for feedback.
 
 See ``docs/authoring.md`` for how to write a property that is sound.
@@ -21,6 +25,8 @@ from autograder.grading import render
 from autograder.grading.registry import prop
 from autograder.grading.results import CallRaised, PropertyFailure
 from autograder.kit.checks import close, first_failure, op_by_op, scalar
+from autograder.kit.compiles import CompileLog, compiles_during, student_compiled
+from autograder.kit.host_reads import HostReads, conversion_under_trace, spoken
 from autograder.kit.settings import TRACES, VALUES
 from autograder.kit.strategies import GARBAGE, SHAPES, float32_values, vectors
 from autograder.kit.traces import (
@@ -34,7 +40,7 @@ from autograder.kit.traces import (
 )
 
 __all__ = [
-    "CallRaised", "GARBAGE", "PropertyFailure", "Retraced", "SHAPES", "SignatureAudit", "TRACES", "TraceLog",
+    "CallRaised", "CompileLog", "HostReads", "compiles_during", "conversion_under_trace", "spoken", "student_compiled", "GARBAGE", "PropertyFailure", "Retraced", "SHAPES", "SignatureAudit", "TRACES", "TraceLog",
     "VALUES", "clear_cache_of", "close", "first_failure", "float32_values", "op_by_op", "prop", "render",
     "scalar", "signature_of", "student_traced", "traces_during", "vectors",
 ]

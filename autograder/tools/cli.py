@@ -13,12 +13,12 @@ import json
 import sys
 from pathlib import Path
 
+from autograder.tools import check
 from autograder.tools.bench.run import run_bench
 from autograder.tools.demo import demo as run_demo
-from autograder.tools import check
 from autograder.tools.errors import ToolError
-from autograder.tools.repository import REPO_ROOT
 from autograder.tools.parallel import run as parallel
+from autograder.tools.repository import REPO_ROOT
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,6 +35,7 @@ from .notebooks import (
 )
 
 SMM, PM, BR, LE = "static_max_mode", "padded_masking", "branch_repair", "ledger_extension"
+HS = "host_sync"
 
 #: Points of each autograded cell, as the source notebooks give them (checked by the test).
 FULL = {
@@ -42,6 +43,7 @@ FULL = {
     PM: {"test_padding": 2, "test_objective": 3, "test_traces": 1},
     BR: {"test_failure": 1, "test_repair": 3, "test_traces": 2},
     LE: {"test_rows": 2, "test_traces": 3, "test_sixteen": 1},
+    HS: {"test_step": 2, "test_reads": 4, "test_traces": 2, "test_ledger": 2},
 }
 NOT_GRADED = "not graded"
 Scores = Mapping[str, float | None] | str
@@ -468,6 +470,13 @@ CORPUS = (
     Hostile(
         "patches-builtin-sum", LE, (insert_after("test_rows", WRAPPED_SUM),),
         points(LE, test_traces=0, test_sixteen=0), feedback=r"relies on \(`builtins\.sum`\)",
+    ),
+    Hostile(
+        # A read-every-step loop that hides its reads from the grader's count by rebinding the
+        # conversion NumPy offers: caught as tampering, from the cell after it on.
+        "patches-numpy-asarray", HS,
+        (insert_after("trainers", "_asarray = np.asarray\nnp.asarray = lambda a, *args, **kwargs: _asarray(a, *args, **kwargs)"),),
+        points(HS, test_reads=0, test_traces=0, test_ledger=0), feedback=r"relies on \(`numpy\.asarray`\)",
     ),
     Hostile(
         "patches-hypothesis-given", SMM,

@@ -30,6 +30,8 @@ from pathlib import Path
 from autograder.grading.cells import is_answer
 from autograder.tools import scratch
 from autograder.tools.repository import CORPUS, SAMPLES, tool_env
+
+
 #: Sample kinds that alternate with corpus faults; "raise" is the correct sample with a raising answer cell.
 SAMPLE_ROTATION = ("correct", "partial", "empty", "raise")
 _HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)

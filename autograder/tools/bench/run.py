@@ -43,11 +43,11 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from autograder.tools import scratch
 from autograder.tools.bench import courses as _bench_course
-
 from autograder.tools.bench import measure
 
-from autograder.tools import scratch
+
 MODES = ("floor", "serial", "parallel")
 LABEL = {"floor": "a floor", "serial": "b serial", "parallel": "c parallel"}
 TARGET_RATIO = 1.3

@@ -41,10 +41,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, TextIO
 
-from autograder.tools.parallel import state
-from autograder.tools.parallel.progress import Outcome, Progress, clock
 from autograder.tools.errors import ParallelError
 from autograder.tools.gradebook import automatic_points
+from autograder.tools.parallel import state
+from autograder.tools.parallel.progress import Outcome, Progress, clock
 from autograder.tools.repository import tool_env
 
 __all__ = ["BatchResult", "Outcome", "ParallelError", "autograde"]

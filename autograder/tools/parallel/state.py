@@ -31,7 +31,6 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.grading.cells import autograder_tests
 from autograder.tools.errors import ParallelError
-
 from autograder.tools.parallel.worker import with_busy_timeout
 
 

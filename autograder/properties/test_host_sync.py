@@ -1,0 +1,595 @@
+"""host_sync: a jitted SGD step, two training loops that differ only in when they read
+the loss to the host, and a phase ledger that tells tracing from compiling.
+
+The objective is least squares on one batch of B rows: L(θ) = (1/B) Σ_i (x_i·θ − y_i)²,
+and one step is θ ← θ − lr · ∇L(θ) with ∇L(θ) = (2/B) Xᵀ(Xθ − y).
+
+The trainers are run with the grader's own jitted step in place of the notebook's
+`sgd_step`, so a wrong step costs only the step's points. Host reads are counted two
+ways (see ``autograder.kit.host_reads``): the `read` the grader hands in counts itself,
+and every other conversion of a device value is seen either by instrumenting
+`jax.Array`'s conversion methods or by running the loop once with θ a tracer.
+The phase ledger is judged against JAX's own trace and compile events on thunks the
+grader builds, in scenarios where a prediction from the signature goes wrong.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from autograder.kit import (
+    TRACES, VALUES, CallRaised, CompileLog, HostReads, PropertyFailure, SignatureAudit, TraceLog,
+    conversion_under_trace, first_failure, prop, render, signature_of, spoken,
+)
+
+#: Batch shapes (rows B, features d) the step is graded at: each is one compile.
+STEP_SHAPES = ((4, 3), (2, 3))
+#: The one batch shape the trainers run at (their own compile is the grader's step).
+TRAIN_SHAPE = (4, 3)
+#: Numbers of steps the trainers run: each is one small compile of the notebook's `jnp.stack`.
+STEP_COUNTS = (1, 2, 3)
+
+_X = st.floats(-1.0, 1.0, allow_nan=False, width=32)
+_Y = st.floats(-2.0, 2.0, allow_nan=False, width=32)
+#: Learning rates small enough that a few steps stay well conditioned in float32.
+_LR = st.floats(0.0, 0.25, allow_nan=False, width=32)
+
+
+def _reference(theta, x, y, lr):
+    """One step in float64: (new θ, loss before the update)."""
+    theta, x, y = (np.asarray(a, np.float64) for a in (theta, x, y))
+    residual = x @ theta - y
+    loss = float(np.mean(residual ** 2))
+    return theta - float(lr) * (2.0 / x.shape[0]) * (x.T @ residual), loss
+
+
+def _grader_step(theta, x, y, lr):
+    residual = x @ theta - y
+    return theta - lr * (2.0 / x.shape[0]) * (x.T @ residual), jnp.mean(residual * residual)
+
+
+#: The step the trainers are graded with (a right one, whatever the notebook's `sgd_step` does).
+_GRADER_STEP = jax.jit(_grader_step)
+
+
+def _batch(shape):
+    rows, features = shape
+    return st.tuples(hnp.arrays(np.float32, (rows, features), elements=_X), hnp.arrays(np.float32, (rows,), elements=_Y))
+
+
+def _step_case():
+    return st.sampled_from(STEP_SHAPES).flatmap(
+        lambda shape: st.tuples(hnp.arrays(np.float32, (shape[1],), elements=_X), _batch(shape), _LR)
+    )
+
+
+def _train_case():
+    return st.sampled_from(STEP_COUNTS).flatmap(
+        lambda n: st.tuples(hnp.arrays(np.float32, (TRAIN_SHAPE[1],), elements=_X),
+                            st.lists(_batch(TRAIN_SHAPE), min_size=n, max_size=n), _LR)
+    )
+
+
+def _fixed_case(steps: int, seed: int = 0, lr: float = 0.1):
+    rng = np.random.default_rng(seed)
+    rows, features = TRAIN_SHAPE
+    theta = rng.uniform(-1, 1, features).astype(np.float32)
+    batches = [(rng.uniform(-1, 1, (rows, features)).astype(np.float32), rng.uniform(-2, 2, rows).astype(np.float32))
+               for _ in range(steps)]
+    return theta, batches, lr
+
+
+def _close(got, expected, scale=1.0) -> bool:
+    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+    return got.shape == expected.shape and bool(
+        np.all(np.isfinite(got)) and np.allclose(got, expected, rtol=2e-5, atol=2e-5 * (1.0 + scale))
+    )
+
+
+def _as_array(value, what: str, text: str) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except Exception:  # noqa: BLE001 - anything that is not numbers
+        raise PropertyFailure(f"{what} is {render.kind(value)}, not an array of numbers.", example=text) from None
+
+
+# ---------------------------------------------------------------- the step
+
+
+def _call_step(submission, theta, x, y, lr):
+    args = (jax.device_put(theta), jax.device_put(x), jax.device_put(y), float(lr))
+    text = render.call("sgd_step", args)
+    result = submission.call("sgd_step", *args)
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise PropertyFailure("`sgd_step` should return a pair `(theta, loss)`.", example=text,
+                              got=render.kind(result))
+    return result, text
+
+
+_PROBE_STEP = (np.array([0.5, -0.25, 1.0], np.float32),
+               (np.arange(12, dtype=np.float32).reshape(4, 3) / 12, np.array([1.0, -1.0, 0.5, 2.0], np.float32)), 0.1)
+
+
+@prop(
+    group="step",
+    points=1,
+    title="`sgd_step` moves θ by −lr times the gradient of the batch's mean squared error",
+    hint="The gradient of (1/B) Σ (x·θ − y)² is (2/B) Xᵀ(Xθ − y): the mean over the batch, not the sum, and "
+    "the step subtracts lr times it.",
+)
+def test_step_updates_theta(submission):
+    @VALUES
+    @given(case=_step_case())
+    @example(case=_PROBE_STEP)
+    @example(case=_PROBE_STEP[:2] + (0.75,))  # one step at a large lr: a clipped or fixed lr shows here
+    def check(case):
+        theta, (x, y), lr = case
+        (new_theta, _), text = _call_step(submission, theta, x, y, lr)
+        expected, _ = _reference(theta, x, y, lr)
+        got = _as_array(new_theta, "The θ `sgd_step` returned", text)
+        if not _close(got, expected, float(np.abs(expected).max(initial=0.0))):
+            raise PropertyFailure("The θ `sgd_step` returned is not θ − lr · ∇L(θ).", example=text,
+                                  got=render.value(np.asarray(got, np.float32)),
+                                  expected=render.value(expected.astype(np.float32)))
+
+    check()
+
+
+@prop(
+    group="step",
+    points=1,
+    title="`sgd_step`'s loss is the batch's mean squared error at θ before the update, as a device scalar",
+    hint="Compute the loss from the θ you were given, before the update, as `jnp.mean((x @ theta - y) ** 2)`, and "
+    "return it as it is: a scalar `jax.Array`, not a Python float (reading it is the loop's decision).",
+)
+def test_step_loss_before_update(submission):
+    @VALUES
+    @given(case=_step_case())
+    @example(case=_PROBE_STEP)
+    def check(case):
+        theta, (x, y), lr = case
+        (_, loss), text = _call_step(submission, theta, x, y, lr)
+        if not isinstance(loss, jax.Array) or loss.shape != ():
+            raise PropertyFailure("The loss `sgd_step` returned should be a scalar device array (shape ()), "
+                                  "left on the device for the loop to read.", example=text, got=render.kind(loss))
+        _, expected = _reference(theta, x, y, lr)
+        if not _close(float(np.asarray(loss)), expected, expected):
+            after, _ = _reference(theta, x, y, lr)
+            _, loss_after = _reference(after, x, y, 0.0)
+            after_note = " (it is the loss after the update)" if _close(float(np.asarray(loss)), loss_after,
+                                                                           loss_after) else ""
+            raise PropertyFailure(f"The loss is not the mean squared error at the θ passed in{after_note}.",
+                                  example=text, got=repr(float(np.asarray(loss))), expected=repr(expected))
+
+    check()
+
+
+# ---------------------------------------------------------------- the trainers
+
+
+TRAINERS = ("train_reading_every_step", "train_reading_once")
+
+
+@contextlib.contextmanager
+def _grader_step_in(submission):
+    """The notebook's `sgd_step` replaced by the grader's while the trainers run."""
+    namespace = submission.namespace
+    missing = object()
+    saved = namespace.get("sgd_step", missing)
+    namespace["sgd_step"] = _GRADER_STEP
+    try:
+        yield
+    finally:
+        if saved is missing:
+            namespace.pop("sgd_step", None)
+        else:
+            namespace["sgd_step"] = saved
+
+
+def _describe(name, theta, batches, lr) -> str:
+    rows, features = np.shape(batches[0][0]) if batches else TRAIN_SHAPE
+    return (f"`{name}(theta, batches, lr={lr!r}, read)` with theta {render.value(np.asarray(theta))} and "
+            f"{len(batches)} batch(es) of x float32[{rows},{features}], y float32[{rows}]")
+
+
+@dataclass
+class _Run:
+    name: str
+    text: str
+    steps: int
+    result: object
+    read_calls: int
+    bypasses: list
+
+
+def _train(submission, name, theta, batches, lr) -> _Run:
+    """One run of a trainer with the grader's step and a counting `read`."""
+    device_theta = jax.device_put(theta)
+    text = _describe(name, theta, batches, lr)
+    with _grader_step_in(submission), HostReads() as reads:
+        try:
+            result = submission.call(name, device_theta, list(batches), float(lr), reads.read)
+        except CallRaised as failure:
+            failure.example = text
+            raise
+    return _Run(name, text, len(batches), result, reads.read_calls, list(reads.bypasses))
+
+
+def _unpack(run: _Run):
+    result = run.result
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise PropertyFailure(f"`{run.name}` should return a pair `(final_theta, losses)`.", example=run.text,
+                              got=render.kind(result))
+    theta, losses = result
+    if not isinstance(losses, list) or len(losses) != run.steps:
+        raise PropertyFailure(f"`losses` should be a list with one loss per step ({run.steps}).", example=run.text,
+                              got=render.kind(losses))
+    wrong = [v for v in losses if not isinstance(v, float)]
+    if wrong:
+        raise PropertyFailure("`losses` should hold Python floats (`.tolist()` of the NumPy array `read` returns, "
+                              "or the float `read` returns for one loss).", example=run.text,
+                              got=f"an element that is {render.kind(wrong[0])}")
+    return _as_array(theta, "The final θ", run.text), losses
+
+
+@prop(
+    group="reads",
+    points=1,
+    title="both trainers give the same final θ and losses as a float64 reference, for any batches, lr and steps",
+    hint="Both loops run the same steps, `theta, loss = sgd_step(theta, x, y, lr)`, and keep the loss of each step "
+    "in order: only when the losses reach the host differs.",
+)
+def test_trainers_match_reference(submission):
+    @VALUES
+    @given(case=_train_case())
+    @example(case=_fixed_case(3))
+    def check(case):
+        theta, batches, lr = case
+        expected_theta, expected_losses = np.asarray(theta, np.float64), []
+        for x, y in batches:
+            expected_theta, loss = _reference(expected_theta, x, y, lr)
+            expected_losses.append(loss)
+        scale = float(max(np.abs(expected_theta).max(), max(expected_losses)))
+        seen = {}
+        for name in TRAINERS:
+            run = _train(submission, name, theta, batches, lr)
+            got_theta, got_losses = _unpack(run)
+            if not _close(got_losses, expected_losses, scale):
+                raise PropertyFailure(f"`{name}`'s losses are not the losses of the steps, in order.",
+                                      example=run.text, got=render.value(got_losses),
+                                      expected=render.value([float(np.float32(v)) for v in expected_losses]))
+            if not _close(got_theta, expected_theta, scale):
+                raise PropertyFailure(f"`{name}`'s final θ is not θ after {run.steps} step(s).", example=run.text,
+                                      got=render.value(got_theta.astype(np.float32)),
+                                      expected=render.value(expected_theta.astype(np.float32)))
+            seen[name] = (got_theta, got_losses)
+        (theta_a, losses_a), (theta_b, losses_b) = seen.values()
+        if not (_close(theta_a, theta_b) and _close(losses_a, losses_b)):
+            raise PropertyFailure("The two trainers disagree with each other.", example=run.text,
+                                  got=f"{render.value(losses_a)} and {render.value(losses_b)}")
+
+    check()
+
+
+def _runs(submission) -> dict:
+    """Each trainer run once per step count (shared by the read properties)."""
+    if "host_sync runs" not in submission.memo:
+        runs, raised = {}, []
+        for name in TRAINERS:
+            for steps in STEP_COUNTS + (4,):
+                try:
+                    runs[name, steps] = _train(submission, name, *_fixed_case(steps, seed=steps))
+                except CallRaised as failure:
+                    raised.append(failure)
+        submission.memo["host_sync runs"] = (runs, raised)
+    return submission.memo["host_sync runs"]
+
+
+def _runs_of(submission, name) -> list[_Run]:
+    runs, raised = _runs(submission)
+    mine = [run for (trainer, _), run in runs.items() if trainer == name]
+    if not mine:
+        first = next(f for f in raised if f"`{name}`" in f.problem)
+        raise first
+    return mine
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+@prop(
+    group="reads",
+    points=1,
+    title="`train_reading_every_step` calls `read` once per step, on that step's loss",
+    hint="Convert each loss as soon as the step returns it: `losses.append(read(loss))`. `read` is the only "
+    "device-to-host conversion the loop may use.",
+)
+def test_every_step_reads_each_step(submission):
+    for run in _runs_of(submission, "train_reading_every_step"):
+        if run.read_calls != run.steps:
+            raise PropertyFailure(
+                f"`train_reading_every_step` called `read` {_plural(run.read_calls, 'time')} in {run.steps} "
+                "step(s); the per-step loop reads each step's loss, once, through `read`.",
+                example=run.text, got=f"{_plural(run.read_calls, 'read')}", expected=_plural(run.steps, "read"))
+
+
+@prop(
+    group="reads",
+    points=1,
+    title="`train_reading_once` calls `read` exactly once, whatever the number of steps",
+    hint="Keep the device losses in a list during the loop and read them all at the end in one call: "
+    "`read(jnp.stack(losses))` returns a NumPy array.",
+)
+def test_reads_once_in_total(submission):
+    for run in _runs_of(submission, "train_reading_once"):
+        if run.read_calls != 1:
+            raise PropertyFailure(
+                f"`train_reading_once` called `read` {_plural(run.read_calls, 'time')} in {run.steps} step(s): "
+                + ("the count grows with the steps, so every step still waits."
+                   if run.read_calls > 1 else "the losses never went through `read`."),
+                example=run.text, got=_plural(run.read_calls, "read"), expected="1 read, for any number of steps")
+
+
+@prop(
+    group="reads",
+    points=1,
+    title="neither trainer converts a device value to the host except through `read`",
+    hint="`float(loss)`, `loss.item()`, `np.asarray(loss)`, `print(loss)`, an f-string of a loss, "
+    "`jax.device_get` or `.tolist()` each make Python wait for the device, just like `read`, but unseen. Pass the "
+    "value to `read` instead, and return the final θ as the device array the step gave you.",
+)
+def test_no_read_bypasses_read(submission):
+    for name in TRAINERS:
+        for run in _runs_of(submission, name):
+            if run.bypasses:
+                methods = sorted(set(run.bypasses), key=run.bypasses.index)
+                raise PropertyFailure(
+                    f"`{name}` brought a device value to the host (or waited for one) "
+                    f"{_plural(len(run.bypasses), 'time')} without `read`, by {', '.join(spoken(m) for m in methods)}.",
+                    example=run.text, got=f"{_plural(len(run.bypasses), 'hidden read')}", expected="none")
+        theta, batches, lr = _fixed_case(2, seed=11)
+
+        def call(traced_theta, read, name=name):
+            with _grader_step_in(submission):
+                return submission.call(name, traced_theta, batches, lr, read)
+
+        found = conversion_under_trace(call, jax.device_put(theta))
+        if found is not None:
+            raise PropertyFailure(
+                f"`{name}` converted a value computed from θ to the host without `read` (for instance "
+                "`np.asarray(loss)`, `np.float32(loss)`, or a NumPy array of θ). Run with θ traced, JAX said: "
+                f"{type(found).__name__ if found.error_type is Exception else found.error_type.__name__}.",
+                example=_describe(name, theta, batches, lr), got="a host read outside `read`", expected="none")
+
+
+# ---------------------------------------------------------------- traces
+
+
+@prop(
+    group="traces",
+    points=1,
+    title="`sgd_step` traces once per signature: new data values or a new lr trace nothing",
+    hint="The learning rate is data, like x and y: keep it a dynamic argument (no `static_argnums`) and build the "
+    "jitted step once, at top level. Then only a new shape or dtype is a new program.",
+)
+def test_step_reuses_program(submission):
+    audit = SignatureAudit(submission, "sgd_step", "Keep `lr` dynamic and build the jitted step once, at top level.")
+    audit.cold_start()
+    rng = np.random.default_rng(5)
+
+    def args(lr, rows=5):
+        return (jax.device_put(rng.uniform(-1, 1, 3).astype(np.float32)),
+                jax.device_put(rng.uniform(-1, 1, (rows, 3)).astype(np.float32)),
+                jax.device_put(rng.uniform(-2, 2, rows).astype(np.float32)), lr)
+
+    first = args(0.1)
+    signature = ", ".join(signature_of(a) for a in first[:3]) + ", lr a Python float"
+    audit.require_a_trace(signature, *first)
+    for lr in (0.1, 0.05, 0.2, 0.0125):
+        audit.call(signature, *args(lr))
+    audit.finish()
+
+
+@prop(
+    group="traces",
+    points=1,
+    title="running a trainer again with new data and a new lr traces nothing new",
+    hint="Call the one jitted step built at top level inside the loop. A `jax.jit` (or a lambda or "
+    "`functools.partial` handed to it) made inside the trainer is a new function on every run, and retraces.",
+)
+def test_trainers_reuse_program(submission):
+    for name in TRAINERS:
+        theta, batches, lr = _fixed_case(2, seed=21)
+        _train(submission, name, theta, batches, lr)  # may trace: the first run at this signature
+        theta, batches, _ = _fixed_case(2, seed=22)
+        with TraceLog() as log:
+            run = _train(submission, name, theta, batches, 0.05)
+        if log.count:
+            raise PropertyFailure(
+                f"`{name}` traced {_plural(log.count, 'time')} when run again with only new values and a new lr "
+                f"(JAX traced: {', '.join(sorted(set(log.names)))}).",
+                example=f"the same call twice, the second {run.text}", got=_plural(log.count, "new trace"),
+                expected="no new trace")
+
+
+# ---------------------------------------------------------------- the phase ledger
+
+
+def _tiny(theta, lr):
+    return theta - lr * theta * theta
+
+
+def _slow_to_trace(theta, lr):
+    for _ in range(150):  # unrolled: a long trace, a program XLA compiles quickly
+        theta = theta * 0.999
+    return theta - lr * theta
+
+
+ROW_KEYS = ("label", "traced", "compiled", "traces", "compiles")
+
+
+@dataclass(frozen=True)
+class _Phase:
+    row: dict
+    traces: int  # JAX's traces during the thunk
+    compiles: int  # JAX's compiles during the thunk
+    story: str
+
+
+class _Scenario:
+    """Steps on one program of the grader's, from a cleared cache; each observed through `phase_row`."""
+
+    def __init__(self, submission, fn, name: str):
+        self.submission, self.name = submission, name
+        self.program = jax.jit(fn)
+        self.program.clear_cache()
+        self.story: list[str] = [f"`{name} = jax.jit(...)`, cache cleared"]
+        self.phases: list[_Phase] = []
+
+    def inputs(self, length: int, lr_form: str):
+        theta = jax.device_put(np.linspace(0.5, 1.0, length, dtype=np.float32))
+        lr = 0.25 if lr_form == "weak" else jax.device_put(np.float32(0.25))
+        return theta, lr, f"θ float32[{length}], lr " + ("a Python float" if lr_form == "weak" else "a float32 array")
+
+    def action(self, kind: str, length: int, lr_form: str):
+        theta, lr, said = self.inputs(length, lr_form)
+        p, n = self.program, self.name
+        actions = {
+            "call": (lambda: p(theta, lr), f"`{n}(theta, lr)`"),
+            "trace": (lambda: p.trace(theta, lr), f"`{n}.trace(theta, lr)`"),
+            "lower": (lambda: p.lower(theta, lr), f"`{n}.lower(theta, lr)`"),
+            "aot": (lambda: p.trace(theta, lr).lower().compile(), f"`{n}.trace(theta, lr).lower().compile()`"),
+        }
+        thunk, text = actions[kind]
+        return thunk, f"{text} with {said}"
+
+    def observe(self, thunk, text: str) -> None:
+        calls = []
+
+        def counted():
+            calls.append(None)
+            return thunk()
+
+        label = f"grader step {len(self.phases) + 1}"
+        self.story.append(text)
+        story = "; then ".join(self.story[-4:])
+        with TraceLog() as traces, CompileLog() as compiles:
+            row = self.submission.call("phase_row", label, counted)
+        if len(calls) != 1:
+            raise PropertyFailure(f"`phase_row` should call the thunk exactly once, it called it {len(calls)} "
+                                  "time(s).", example=story)
+        if not isinstance(row, dict) or set(ROW_KEYS) - set(row):
+            missing = ", ".join(sorted(set(ROW_KEYS) - set(row))) if isinstance(row, dict) else "it is not a dict"
+            raise PropertyFailure(f"The row `phase_row` returned is missing keys: {missing}.", example=story,
+                                  got=render.value(row))
+        self.phases.append(_Phase(row, traces.count, compiles.count, story))
+
+    def step(self, kind: str, length: int = 3, lr_form: str = "weak") -> "_Scenario":
+        self.observe(*self.action(kind, length, lr_form))
+        return self
+
+    def both_shapes(self) -> "_Scenario":
+        (first, said_a), (second, said_b) = self.action("call", 3, "weak"), self.action("call", 5, "weak")
+        self.observe(lambda: (first(), second()), f"one thunk making two calls, {said_a} and {said_b}")
+        return self
+
+    def clear(self) -> "_Scenario":
+        self.program.clear_cache()
+        self.story.append(f"`{self.name}.clear_cache()` (outside `phase_row`)")
+        return self
+
+
+def _explicit_scenarios(submission) -> list[_Scenario]:
+    """Where a ledger that predicts from the signature, or copies one column into the other, goes wrong."""
+    make = lambda fn=_tiny, name="program": _Scenario(submission, fn, name)  # noqa: E731
+    return [
+        make().step("lower").step("call").step("call"),  # traced, not compiled; compiled, not traced; neither
+        make().step("trace").step("aot").step("call"),  # an ahead-of-time compile of a traced signature: no trace
+        make().step("aot").step("call"),  # both, then neither: the call reuses the AOT program
+        make().step("call").step("call", lr_form="strong").step("call"),  # a float32 lr after a weak one: new
+        make().step("call").clear().step("call"),  # a cleared cache: the same call traces and compiles again
+        make().both_shapes(),  # two new shapes in one thunk: two of each
+        make(_slow_to_trace, "slow_program").step("trace").step("call"),  # a long trace that compiles nothing
+    ]
+
+
+_KINDS = st.sampled_from(["call", "trace", "lower", "aot", "clear"])
+_SIGNATURES = st.sampled_from([(3, "weak"), (3, "strong"), (5, "weak")])
+_GENERATED = st.lists(st.tuples(_KINDS, _SIGNATURES), min_size=2, max_size=4)
+_SCENARIO_SEARCH = settings(TRACES, max_examples=3)
+
+
+def _phases(submission) -> list[_Phase]:
+    """Every observed step of the explicit and generated scenarios, made once per submission."""
+    if "host_sync phases" not in submission.memo:
+        phases: list[_Phase] = []
+        failure = None
+        try:
+            for scenario in _explicit_scenarios(submission):
+                phases += scenario.phases
+
+            def generated(steps):
+                scenario = _Scenario(submission, _tiny, "program")
+                try:
+                    for kind, (length, form) in steps:
+                        scenario.clear() if kind == "clear" else scenario.step(kind, length, form)
+                finally:
+                    phases.extend(scenario.phases)
+
+            first_failure(_GENERATED, generated, _SCENARIO_SEARCH)
+        except PropertyFailure as found:
+            failure = found
+        submission.memo["host_sync phases"] = (phases, failure)
+    phases, failure = submission.memo["host_sync phases"]
+    if failure is not None:
+        raise failure
+    return phases
+
+
+def _judge(phases, flag: str, count: str, noun: str) -> None:
+    for phase in phases:
+        observed = getattr(phase, count)
+        said_flag, said_count = phase.row[flag], phase.row[count]
+        if not isinstance(said_flag, (bool, np.bool_)):
+            raise PropertyFailure(f"`{flag}` should be True or False, got {render.kind(said_flag)}.",
+                                  example=phase.story)
+        if not isinstance(said_count, (int, np.integer)) or isinstance(said_count, bool):
+            raise PropertyFailure(f"`{count}` should be an int, got {render.kind(said_count)}.", example=phase.story)
+        if bool(said_flag) != (observed > 0) or said_count != observed:
+            raise PropertyFailure(
+                f"The row's `{flag}`/`{count}` disagree with JAX, which {noun} {_plural(observed, 'time')} during the "
+                "last step.", example=phase.story, got=f"{flag}={said_flag}, {count}={said_count}",
+                expected=f"{flag}={observed > 0}, {count}={observed}")
+
+
+@prop(
+    group="ledger",
+    points=1,
+    title="the ledger's `traced`/`traces` are JAX's trace events during the thunk",
+    hint="Observe, don't predict: listen for JAX's trace event while the thunk runs. `.trace()` and `.lower()` "
+    "trace a new signature; a call after them, or a cached call, traces nothing; a cleared cache or a float32 lr "
+    "after a Python float traces again.",
+)
+def test_ledger_traced_column(submission):
+    _judge(_phases(submission), "traced", "traces", "traced")
+
+
+@prop(
+    group="ledger",
+    points=1,
+    title="the ledger's `compiled`/`compiles` are JAX's compile events during the thunk, not a copy of `traced`",
+    hint="Compiling is its own event (the backend compile), not a consequence of tracing: `.trace()` and "
+    "`.lower()` compile nothing, the first call after them compiles without tracing, `.lower().compile()` "
+    "compiles, and a call that reuses that program does neither.",
+)
+def test_ledger_compiled_column(submission):
+    _judge(_phases(submission), "compiled", "compiles", "compiled")

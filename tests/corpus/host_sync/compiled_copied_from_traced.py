@@ -1,0 +1,48 @@
+"""Listens for trace events only and copies `traced` into `compiled`: tracing is taken for compiling."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+FAILS = {'ledger_compiled_column'}
+SCORE = 9
+MESSAGE = r"compiled=False, compiles=0"
+
+
+@jax.jit
+def sgd_step(theta, x, y, lr):
+    residual = x @ theta - y
+    loss = jnp.mean(residual ** 2)
+    gradient = (2.0 / x.shape[0]) * (x.T @ residual)
+    return theta - lr * gradient, loss
+
+
+def train_reading_every_step(theta, batches, lr, read):
+    losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        losses.append(read(loss))
+    return theta, losses
+
+
+def train_reading_once(theta, batches, lr, read):
+    device_losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        device_losses.append(loss)
+    return theta, read(jnp.stack(device_losses)).tolist()
+
+
+def phase_row(label, thunk):
+    names = []
+
+    def listen(event, duration, **details):
+        if event == "/jax/core/compile/jaxpr_trace_duration":
+            names.append(details.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        thunk()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    traced = len(names) > 0
+    return {"label": label, "traced": traced, "compiled": traced, "traces": len(names), "compiles": len(names)}

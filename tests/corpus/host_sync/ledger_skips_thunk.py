@@ -1,0 +1,36 @@
+"""Returns an empty row without running the thunk."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+FAILS = {'ledger_compiled_column', 'ledger_traced_column'}
+SCORE = 8
+MESSAGE = r"call the thunk exactly once"
+
+
+@jax.jit
+def sgd_step(theta, x, y, lr):
+    residual = x @ theta - y
+    loss = jnp.mean(residual ** 2)
+    gradient = (2.0 / x.shape[0]) * (x.T @ residual)
+    return theta - lr * gradient, loss
+
+
+def train_reading_every_step(theta, batches, lr, read):
+    losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        losses.append(read(loss))
+    return theta, losses
+
+
+def train_reading_once(theta, batches, lr, read):
+    device_losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        device_losses.append(loss)
+    return theta, read(jnp.stack(device_losses)).tolist()
+
+
+def phase_row(label, thunk):
+    return {"label": label, "traced": False, "compiled": False, "traces": 0, "compiles": 0}

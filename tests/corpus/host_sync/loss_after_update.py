@@ -1,0 +1,51 @@
+"""Returns the loss at the updated θ, not at the θ it was given."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+FAILS = {'step_loss_before_update'}
+SCORE = 9
+MESSAGE = r"it is the loss after the update"
+
+
+@jax.jit
+def sgd_step(theta, x, y, lr):
+    residual = x @ theta - y
+    loss = jnp.mean(residual ** 2)
+    gradient = (2.0 / x.shape[0]) * (x.T @ residual)
+    theta = theta - lr * gradient
+    return theta, jnp.mean((x @ theta - y) ** 2)
+
+
+def train_reading_every_step(theta, batches, lr, read):
+    losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        losses.append(read(loss))
+    return theta, losses
+
+
+def train_reading_once(theta, batches, lr, read):
+    device_losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        device_losses.append(loss)
+    return theta, read(jnp.stack(device_losses)).tolist()
+
+
+EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "traces", "/jax/core/compile/backend_compile_duration": "compiles"}
+
+
+def phase_row(label, thunk):
+    counts = {"traces": 0, "compiles": 0}
+
+    def listen(event, duration, **details):
+        if event in EVENTS:
+            counts[EVENTS[event]] += 1
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        thunk()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    return {"label": label, "traced": counts["traces"] > 0, "compiled": counts["compiles"] > 0, **counts}

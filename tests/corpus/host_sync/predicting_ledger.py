@@ -1,0 +1,50 @@
+"""Predicts the row from what the thunk returned and the result signatures it has seen,
+instead of listening to JAX."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+FAILS = {'ledger_compiled_column', 'ledger_traced_column'}
+SCORE = 8
+MESSAGE = r"disagree with JAX"
+
+
+@jax.jit
+def sgd_step(theta, x, y, lr):
+    residual = x @ theta - y
+    loss = jnp.mean(residual ** 2)
+    gradient = (2.0 / x.shape[0]) * (x.T @ residual)
+    return theta - lr * gradient, loss
+
+
+def train_reading_every_step(theta, batches, lr, read):
+    losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        losses.append(read(loss))
+    return theta, losses
+
+
+def train_reading_once(theta, batches, lr, read):
+    device_losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        device_losses.append(loss)
+    return theta, read(jnp.stack(device_losses)).tolist()
+
+
+_seen = set()
+
+
+def phase_row(label, thunk):
+    result = thunk()
+    if isinstance(result, jax.stages.Traced) or isinstance(result, jax.stages.Lowered):
+        traced, compiled = True, False
+    elif isinstance(result, jax.stages.Compiled):
+        traced, compiled = True, True
+    else:
+        leaves = jax.tree_util.tree_leaves(result)
+        signature = tuple((leaf.shape, str(leaf.dtype)) for leaf in leaves)
+        traced = compiled = signature not in _seen
+        _seen.add(signature)
+    return {"label": label, "traced": traced, "compiled": compiled, "traces": int(traced), "compiles": int(compiled)}

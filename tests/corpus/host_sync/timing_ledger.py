@@ -1,0 +1,43 @@
+"""Judges the phases by elapsed time: a slow step counts as compiled, a medium one as traced."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+FAILS = {'ledger_compiled_column', 'ledger_traced_column'}
+SCORE = 8
+MESSAGE = r"disagree with JAX"
+
+
+@jax.jit
+def sgd_step(theta, x, y, lr):
+    residual = x @ theta - y
+    loss = jnp.mean(residual ** 2)
+    gradient = (2.0 / x.shape[0]) * (x.T @ residual)
+    return theta - lr * gradient, loss
+
+
+def train_reading_every_step(theta, batches, lr, read):
+    losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        losses.append(read(loss))
+    return theta, losses
+
+
+def train_reading_once(theta, batches, lr, read):
+    device_losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        device_losses.append(loss)
+    return theta, read(jnp.stack(device_losses)).tolist()
+
+
+import time
+
+
+def phase_row(label, thunk):
+    start = time.perf_counter()
+    thunk()
+    elapsed = time.perf_counter() - start
+    traced, compiled = elapsed > 0.002, elapsed > 0.02
+    return {"label": label, "traced": traced, "compiled": compiled, "traces": int(traced), "compiles": int(compiled)}
