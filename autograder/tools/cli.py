@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
                       "(outside the repository; default: a new temporary folder, kept afterwards)")
     demo.add_argument("--assignment", action="append", dest="assignments", metavar="NAME",
                       help="grade only this assignment (repeatable; default: all in source/)")
+    demo.add_argument("--workers", type=int, default=None, metavar="N",
+                      help="students autograded at once (default: one per core)")
 
     grade = commands.add_parser(
         "autograde",
@@ -93,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             return check.main(args.repo, regenerate=not args.quick)
         if args.command == "demo":
-            run_demo(args.course_dir, args.assignments)
+            run_demo(args.course_dir, args.assignments, args.workers)
         elif args.command == "autograde":
             result = parallel.autograde(
                 args.assignment, args.course_dir, args.workers, args.students, args.force, log=args.log

@@ -4,12 +4,16 @@ their grades as a table."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Iterable
 
 from autograder.tools.repository import SAMPLE_KINDS, SAMPLES
-from autograder.tools.scratch import CycleResult, Student, available_assignments, check_assignments, run_cycle
+from autograder.tools.scratch import (
+    CycleResult, Steps, Student, available_assignments, check_assignments, run_cycle,
+)
+
 
 def sample_students(
     assignments: Iterable[str],
@@ -37,15 +41,22 @@ def format_table(result: CycleResult, students: Iterable[str], assignments: Iter
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
 
 
-def demo(course_dir: Path | None = None, assignments: Iterable[str] | None = None) -> CycleResult:
-    """The README's quickstart: grade the bundled sample submissions, print the table."""
+def demo(
+    course_dir: Path | None = None, assignments: Iterable[str] | None = None, workers: int | None = None
+) -> CycleResult:
+    """The README's quickstart: grade the bundled sample submissions through the parallel
+    command, saying each step as it goes, then print the table and where everything is."""
     assignments = list(assignments) if assignments else available_assignments()
     assignments = check_assignments(assignments)
     students = sample_students(assignments)
-    result = run_cycle(course_dir, students, assignments)
+    steps = Steps(sys.stdout)
+    steps.say(f"demo: {len(students)} sample students x {len(assignments)} assignments ({', '.join(assignments)})")
+    result = run_cycle(course_dir, students, assignments, steps=steps, workers=workers or os.cpu_count() or 1)
+    print()
     print(format_table(result, [s.student_id for s in students], assignments))
     print(f"\nfeedback HTML: {result.course.feedback_dir}")
     print(f"grades CSV:    {result.course.grades_csv}")
     for problem in result.problems:
         print(f"\nproblem: {problem}", file=sys.stderr)
+    steps.say("demo: done")
     return result

@@ -34,9 +34,10 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, TextIO
 
 from nbgrader.api import Gradebook
 from traitlets.config.loader import PyFileConfigLoader
@@ -249,14 +250,40 @@ def _gist(proc: subprocess.CompletedProcess) -> str:
     return "\n".join(gist or lines[-15:])
 
 
-def generate(course: Course, assignments: Iterable[str]) -> None:
-    for a in assignments:
-        nbgrader(course, ["generate_assignment", a], course.root)
+class Steps:
+    """Says each step of the cycle as it starts and as it ends, with the time it took, to
+    ``out`` (the demo's progress); says nothing when ``out`` is None."""
+
+    def __init__(self, out: TextIO | None = None):
+        self.out = out
+        self.began = time.monotonic()
+
+    def say(self, text: str) -> None:
+        if self.out is not None:
+            elapsed = time.monotonic() - self.began
+            print(f"[{int(elapsed // 60):02d}:{elapsed % 60:04.1f}] {text}", file=self.out, flush=True)
+
+    @contextmanager
+    def step(self, text: str):
+        self.say(f"{text} ...")
+        start = time.monotonic()
+        yield
+        self.say(f"{text}: done in {time.monotonic() - start:.1f} s")
 
 
-def release(course: Course, assignments: Iterable[str]) -> None:
+QUIET = Steps()
+
+
+def generate(course: Course, assignments: Iterable[str], steps: Steps = QUIET) -> None:
     for a in assignments:
-        nbgrader(course, ["release_assignment", a], course.root)
+        with steps.step(f"nbgrader generate_assignment {a}"):
+            nbgrader(course, ["generate_assignment", a], course.root)
+
+
+def release(course: Course, assignments: Iterable[str], steps: Steps = QUIET) -> None:
+    for a in assignments:
+        with steps.step(f"nbgrader release_assignment {a} (into the exchange)"):
+            nbgrader(course, ["release_assignment", a], course.root)
 
 
 def hand_in(course: Course, student: Student, cid: str) -> None:
@@ -275,17 +302,37 @@ def hand_in(course: Course, student: Student, cid: str) -> None:
         nbgrader(course, ["submit", a, "--student", student.student_id], home)
 
 
-def collect_and_grade(course: Course, assignments: Iterable[str]) -> list[str]:
-    """Collect, autograde and give feedback; return the problems of steps that failed."""
+def collect_and_grade(
+    course: Course, assignments: Iterable[str], steps: Steps = QUIET, workers: int | None = None
+) -> list[str]:
+    """Collect, autograde and give feedback; return the problems of steps that failed.
+
+    With ``workers``, autograde runs through the course's parallel command (its progress
+    bar goes to the steps' output) instead of plain ``nbgrader autograde``."""
     problems = []
     for a in assignments:
-        nbgrader(course, ["collect", a], course.root)
-        for step in ("autograde", "generate_feedback"):
-            reason = nbgrader(course, [step, a], course.root, check=False)
-            if reason:
-                problems.append(reason)
-    nbgrader(course, ["export", "--to", str(course.grades_csv)], course.root)
+        with steps.step(f"nbgrader collect {a}"):
+            nbgrader(course, ["collect", a], course.root)
+        with steps.step(f"autograde {a}" + (f" ({workers} workers)" if workers else "")):
+            reason = _autograde(course, a, steps, workers)
+        with steps.step(f"nbgrader generate_feedback {a}"):
+            reason = nbgrader(course, ["generate_feedback", a], course.root, check=False) or reason
+        if reason:
+            problems.append(reason)
+    with steps.step("nbgrader export"):
+        nbgrader(course, ["export", "--to", str(course.grades_csv)], course.root)
     return problems
+
+
+def _autograde(course: Course, assignment: str, steps: Steps, workers: int | None) -> str | None:
+    if not workers:
+        return nbgrader(course, ["autograde", assignment], course.root, check=False)
+    import io
+
+    from autograder.tools.parallel.run import autograde
+
+    result = autograde(assignment, course.root, workers, out=steps.out or io.StringIO(), log=course.log)
+    return None if result.exit_code == 0 else f"autograde {assignment}: {result.exit_code=} (see {course.log})"
 
 
 # ---------------------------------------------------------------- reading grades
@@ -324,8 +371,11 @@ def run_cycle(
     students: Iterable[Student],
     assignments: Iterable[str],
     repo_root: Path = REPO_ROOT,
+    steps: Steps = QUIET,
+    workers: int | None = None,
 ) -> CycleResult:
-    """Run the whole cycle in ``course_dir`` (a new temp folder if None) and read the grades."""
+    """Run the whole cycle in ``course_dir`` (a new temp folder if None) and read the grades;
+    ``steps`` says what is happening, ``workers`` autogrades through the parallel command."""
     assignments = check_assignments(assignments, repo_root)
     students = list(students)
     ids = [s.student_id for s in students]
@@ -339,12 +389,14 @@ def run_cycle(
         course_dir = Path(tempfile.mkdtemp(prefix="jax-tracing-cycle-"))
 
     course = prepare_course(Path(course_dir), repo_root)
-    generate(course, assignments)
-    release(course, assignments)
+    steps.say(f"scratch course: {course.root}")
+    generate(course, assignments, steps)
+    release(course, assignments, steps)
     cid = course_id(repo_root)
     # Students work side by side; each runs its own nbgrader processes.
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        for done in [pool.submit(hand_in, course, student, cid) for student in students]:
-            done.result()
-    problems = collect_and_grade(course, assignments)
+    with steps.step(f"{len(students)} students fetch and submit through the exchange"):
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            for done in [pool.submit(hand_in, course, student, cid) for student in students]:
+                done.result()
+    problems = collect_and_grade(course, assignments, steps, workers)
     return CycleResult(course, read_scores(course), problems)
