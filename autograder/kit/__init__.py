@@ -16,7 +16,10 @@
   :func:`student_compiled`;
 - host reads (device-to-host conversions, which ``transfer_guard`` misses on CPU):
   :class:`HostReads`, :func:`conversion_under_trace`, :func:`spoken`;
-- :mod:`render`: inputs and results in plain words for feedback.
+- :mod:`render`: inputs and results in plain words for feedback;
+- submodules for one kind of evidence each: :mod:`autograder.kit.jaxprs` (equation counts of a
+  staged computation, sub-jaxprs found by type) and :mod:`autograder.kit.cache_log` (JAX's own
+  cache-miss explanations, captured live).
 
 See ``docs/authoring.md`` for how to write a property that is sound.
 """

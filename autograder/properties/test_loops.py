@@ -1,0 +1,590 @@
+"""loops: `rolled(x, steps)` (an unrolled Python loop rewritten with `lax.fori_loop`/`lax.scan`),
+`count_equations(fn, *args)` (the recursive equation count of `jax.make_jaxpr(fn)(*args)`) and
+`quantise_jitted(tree, scale)` (an eager `jax.tree.map` quantisation as one jitted call).
+
+The lesson: a Python loop under `jit` is unrolled into the jaxpr, one copy of its body per step,
+so the program grows with the step count; a structured loop is one equation whatever the count.
+An eager map over a pytree dispatches (and compiles) every operation for every leaf shape; one
+jitted call over the whole tree compiles once. `make_jaxpr` is how you see the difference.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from jax import lax
+
+from autograder.kit import (
+    CallRaised, PropertyFailure, VALUES, clear_cache_of, prop, render,
+)
+from autograder.kit.compiles import CompileLog, student_compiled
+from autograder.kit.jaxprs import count_recursive, count_top_level, primitive_counts, staged_loops, sub_jaxprs
+
+# ---------------------------------------------------------------------------------------- rolled
+
+#: Shapes the value property draws `x` from: each is one compile of a jitted `rolled` (and one per
+#: step count when `steps` is static).
+ROLLED_SHAPES = ((3,), (2, 3))
+
+#: The most steps the value property draws.
+MAX_STEPS = 40
+
+#: Step counts whose jaxprs are compared: a few, and many.
+FEW_STEPS, MANY_STEPS = 2, 40
+
+#: The lesson's own input.
+_LESSON_X = np.array([0.5, 1.0, 2.0], np.float32)
+
+
+def _reference(x: np.ndarray, steps: int) -> np.ndarray:
+    """The Python loop, in float64 NumPy."""
+    wide = x.astype(np.float64)
+    for _ in range(steps):
+        wide = 0.5 * wide + np.sin(wide)
+    return wide
+
+
+def _matches(got: np.ndarray, expected: np.ndarray) -> bool:
+    """float32 agreement with the float64 loop (measured error below 4e-7 relative)."""
+    return bool(np.all(np.abs(got.astype(np.float64) - expected) <= 1e-4 * np.abs(expected) + 1e-5))
+
+
+def _as_array(result, text: str, like: np.ndarray) -> np.ndarray:
+    """The float32 array of `like`'s shape a call returned, or a failure saying what came back."""
+    if not hasattr(result, "shape") or not hasattr(result, "dtype"):
+        raise PropertyFailure(f"`{text}` returned {render.kind(result)}, not an array.", example=text)
+    array = np.asarray(result)
+    if array.shape != like.shape or array.dtype != np.float32:
+        raise PropertyFailure(
+            f"`{text}` returned {render.kind(result)}; it should return float32 with the shape of `x` "
+            f"{tuple(like.shape)}.",
+            example=text,
+        )
+    return array
+
+
+def _steps_it_looks_like(got: np.ndarray, x: np.ndarray, steps: int) -> str:
+    """A sentence when the result is the loop run for a nearby number of steps."""
+    for other in range(max(0, steps - 2), steps + 3):
+        if other != steps and _matches(got, _reference(x, other)) and not _matches(got, _reference(x, steps)):
+            return f" It equals the loop run for {other} step(s) instead of {steps}."
+    return ""
+
+
+@prop(
+    group="rolled",
+    points=1,
+    title="`rolled(x, steps)` gives what the Python loop gives, for any `x` and any step count, 0 included",
+    hint="Carry `x` through `lax.fori_loop(0, steps, body, x)` (or `lax.scan` of length `steps`), with "
+    "`body` doing one step, `0.5 * x + jnp.sin(x)`. Zero steps returns `x` unchanged.",
+)
+def test_rolled_matches_loop(submission):
+    @VALUES
+    @given(
+        x=st.sampled_from(ROLLED_SHAPES).flatmap(
+            lambda shape: st.builds(
+                np.asarray,
+                st.lists(st.floats(-10.0, 10.0, width=32), min_size=int(np.prod(shape)),
+                         max_size=int(np.prod(shape))),
+                st.just(np.float32),
+            ).map(lambda flat: flat.reshape(shape))
+        ),
+        steps=st.integers(0, MAX_STEPS),
+    )
+    @example(x=_LESSON_X, steps=3)
+    @example(x=_LESSON_X, steps=30)
+    @example(x=_LESSON_X, steps=0)
+    @example(x=_LESSON_X, steps=1)
+    def check(x, steps):
+        device_x = jax.device_put(x)
+        text = render.call("rolled", (device_x, steps))
+        got = _as_array(submission.call("rolled", device_x, steps), text, x)
+        expected = _reference(x, steps)
+        if not _matches(got, expected):
+            raise PropertyFailure(
+                f"`rolled` does not give what the Python loop gives after {steps} step(s)."
+                + _steps_it_looks_like(got, x, steps),
+                example=text, got=render.value(got), expected=render.value(expected.astype(np.float32)),
+            )
+
+    check()
+
+
+def _rolled_jaxpr(submission, x, steps):
+    """The jaxpr of `rolled(x, steps)` with `steps` a Python int (static or dynamic, the student's choice)."""
+    text = render.call("rolled", (x, steps))
+    try:
+        return jax.make_jaxpr(lambda v: submission.call("rolled", v, steps))(x)
+    except CallRaised:
+        raise
+    except Exception as error:  # noqa: BLE001 - what tracing raised, in a sentence
+        raise PropertyFailure(
+            f"`jax.make_jaxpr` could not trace `{text}`: {type(error).__name__}: {str(error).splitlines()[0]}",
+            example=text,
+        ) from None
+
+
+def _fully_unrolled(loop_eqn) -> bool:
+    """A scan whose `unroll` parameter unrolls every step when it is compiled."""
+    if loop_eqn.primitive.name != "scan":
+        return False
+    unroll, length = loop_eqn.params.get("unroll", 1), loop_eqn.params.get("length", 0)
+    return length > 1 and (unroll is True or (isinstance(unroll, int) and unroll >= length))
+
+
+@prop(
+    group="rolled",
+    points=1,
+    title="`rolled`'s jaxpr holds one staged loop and does not grow with the step count",
+    hint="A Python `for` over `range(steps)` is unrolled into the jaxpr, one copy of the body per step, "
+    "even inside `fori_loop`'s body or with `steps` static. Let `lax.fori_loop` or `lax.scan` carry the "
+    "step count, and compare `jax.make_jaxpr` at 3 and at 30 steps.",
+)
+def test_rolled_jaxpr_does_not_grow(submission):
+    x = jax.device_put(_LESSON_X)
+    few = _rolled_jaxpr(submission, x, FEW_STEPS)
+    many = _rolled_jaxpr(submission, x, MANY_STEPS)
+    counts = {FEW_STEPS: count_recursive(few), MANY_STEPS: count_recursive(many)}
+    if counts[MANY_STEPS] > counts[FEW_STEPS]:
+        sins = primitive_counts(many).get("sin", 0)
+        note = f" It holds {sins} `sin` equations at {MANY_STEPS} steps." if sins > 1 else ""
+        raise PropertyFailure(
+            f"`rolled`'s jaxpr grows with the step count: {counts[FEW_STEPS]} equations at {FEW_STEPS} steps, "
+            f"{counts[MANY_STEPS]} at {MANY_STEPS} steps (counted recursively, inside nested jits and loops), "
+            f"so the loop is unrolled into the program." + note,
+            example=f"jax.make_jaxpr of {render.call('rolled', (x, MANY_STEPS))}",
+        )
+    callbacks = sorted(name for name in primitive_counts(many) if "callback" in name)
+    if callbacks:
+        raise PropertyFailure(
+            f"`rolled`'s jaxpr calls back into Python ({', '.join(callbacks)}): the loop runs outside "
+            "the compiled program.",
+            example=f"jax.make_jaxpr of {render.call('rolled', (x, MANY_STEPS))}",
+        )
+    loops = staged_loops(many)
+    if not loops:
+        raise PropertyFailure(
+            f"`rolled`'s jaxpr at {MANY_STEPS} steps holds no `scan` or `while` equation: the steps must "
+            "be a loop staged in the program, which is what `lax.fori_loop` and `lax.scan` make.",
+            example=f"jax.make_jaxpr of {render.call('rolled', (x, MANY_STEPS))}",
+        )
+    if any(_fully_unrolled(eqn) for eqn in loops):
+        raise PropertyFailure(
+            f"`rolled`'s scan asks XLA to unroll every one of its {MANY_STEPS} steps (`unroll`), so the "
+            "compiled program still grows with the step count.",
+            example=f"jax.make_jaxpr of {render.call('rolled', (x, MANY_STEPS))}",
+        )
+
+
+# --------------------------------------------------------------------------------- count_equations
+
+#: Elementwise operations the generated functions are made of: (how the feedback names it, the op).
+_OPS = (
+    ("sin", lambda v: jax.numpy.sin(v)),
+    ("times 2", lambda v: v * 2.0),
+    ("plus 1", lambda v: v + 1.0),
+    ("cos", lambda v: jax.numpy.cos(v)),
+    ("tanh", lambda v: jax.numpy.tanh(v)),
+)
+
+
+def _describe(parts) -> str:
+    """A generated function's body in plain words."""
+    words = []
+    for part in parts:
+        kind = part[0]
+        if kind == "ops":
+            words.append(f"{part[1]} elementwise operation{'s' if part[1] != 1 else ''}")
+        elif kind == "jit":
+            words.append(f"a nested `jax.jit` of ({_describe(part[1])})")
+        elif kind == "scan":
+            words.append(f"a `lax.scan` of length {part[1]} whose body does ({_describe(part[2])})")
+        elif kind == "while":
+            words.append(f"a `lax.while_loop` whose body does ({_describe(part[1])})")
+        elif kind == "cond":
+            words.append(f"a `lax.cond` choosing between ({_describe(part[1])}) and ({_describe(part[2])})")
+    return ", then ".join(words) if words else "nothing (it returns its input)"
+
+
+def _build(parts):
+    """The Python function of one value a part list describes."""
+    steps = []
+    for part in parts:
+        kind = part[0]
+        if kind == "ops":
+            steps.extend(_OPS[i % len(_OPS)][1] for i in range(part[1]))
+        elif kind == "jit":
+            steps.append(jax.jit(_build(part[1])))
+        elif kind == "scan":
+            body, length = _build(part[2]), part[1]
+            steps.append(lambda v, body=body, length=length: lax.scan(
+                lambda c, _: (body(c), None), v, None, length=length)[0])
+        elif kind == "while":
+            body = _build(part[1])
+            steps.append(lambda v, body=body: lax.while_loop(
+                lambda c: c[0] < 3, lambda c: (c[0] + 1, body(c[1])), (0, v))[1])
+        elif kind == "cond":
+            first, second = _build(part[1]), _build(part[2])
+            steps.append(lambda v, first=first, second=second: lax.cond(
+                jax.numpy.sum(v) > 0, first, second, v))
+
+    def fn(v):
+        for step in steps:
+            v = step(v)
+        return v
+
+    return fn
+
+
+def _generated(parts, arity: int):
+    """A function of `arity` float32 arguments (their product, then the parts), and its description."""
+    body = _build(parts)
+    if arity == 1:
+        return body, f"a function of `x` doing {_describe(parts)}"
+    return (lambda x, y: body(x * y)), f"a function of `x, y` multiplying them, then doing {_describe(parts)}"
+
+
+_X = np.linspace(-1.0, 1.0, 3, dtype=np.float32)
+
+
+def _check_count(submission, parts, arity: int) -> None:
+    fn, words = _generated(parts, arity)
+    args = tuple(jax.device_put(_X) for _ in range(arity))
+    closed = jax.make_jaxpr(fn)(*args)
+    expected, top = count_recursive(closed), count_top_level(closed)
+    text = f"count_equations(fn, {', '.join(render.value(a) for a in args)})"
+    got = submission.call("count_equations", fn, *args)
+    if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
+        if not (hasattr(got, "shape") and np.asarray(got).shape == () and
+                np.issubdtype(np.asarray(got).dtype, np.integer)):
+            raise PropertyFailure(
+                f"`count_equations` returned {render.kind(got)}; it should return a Python int.",
+                example=f"{text} with fn {words}",
+            )
+    got = int(got)
+    if got == expected:
+        return
+    note = ""
+    if got == top and expected != top:
+        note = (" That is the top-level count: the equations inside the nested jit, scan, while or cond "
+                "were left out.")
+    elif got == len(str(closed).splitlines()):
+        note = " That is the number of lines of the printed jaxpr, not its equations."
+    elif got == expected - _holders(closed):
+        note = " The equations that hold a sub-jaxpr (the jit, scan, while or cond itself) were not counted."
+    raise PropertyFailure(
+        f"`count_equations` returned {got} for {words}; counted recursively, its jaxpr has {expected} "
+        f"equations ({top} at top level).{note}",
+        example=f"{text} with fn {words}",
+        got=str(got), expected=str(expected),
+    )
+
+
+def _holders(closed) -> int:
+    """How many equations, anywhere, hold a sub-jaxpr."""
+    def walk(jaxpr):
+        total = 0
+        for eqn in jaxpr.eqns:
+            subs = sub_jaxprs(eqn)
+            total += bool(subs) + sum(walk(s) for s in subs)
+        return total
+
+    return walk(closed.jaxpr)
+
+
+def _flat_parts():
+    return st.tuples(st.integers(0, 6), st.sampled_from((1, 2))).map(lambda t: ((("ops", t[0]),), t[1]))
+
+
+_OPS_PART = st.integers(1, 3).map(lambda n: ("ops", n))
+
+
+def _container(inner):
+    return st.one_of(
+        st.lists(inner, min_size=1, max_size=2).map(lambda body: ("jit", tuple(body))),
+        st.tuples(st.integers(1, 5), st.lists(inner, min_size=1, max_size=2)).map(
+            lambda t: ("scan", t[0], tuple(t[1]))),
+        st.lists(inner, min_size=1, max_size=2).map(lambda body: ("while", tuple(body))),
+        st.tuples(st.lists(inner, min_size=1, max_size=2), st.lists(inner, min_size=1, max_size=2)).map(
+            lambda t: ("cond", tuple(t[0]), tuple(t[1]))),
+    )
+
+
+def _nested_parts():
+    """Part lists holding at least one container, two levels deep at most."""
+    level_one = _container(_OPS_PART)
+    inner = st.one_of(_OPS_PART, level_one)
+    return st.tuples(
+        st.lists(_OPS_PART, max_size=1), _container(inner), st.lists(st.one_of(_OPS_PART, level_one), max_size=1),
+        st.sampled_from((1, 2)),
+    ).map(lambda t: (tuple(t[0]) + (t[1],) + tuple(t[2]), t[3]))
+
+
+@prop(
+    group="counting",
+    points=1,
+    title="`count_equations` counts the equations of a flat jaxpr (no nested jit or loop)",
+    hint="Count `jax.make_jaxpr(fn)(*args).jaxpr.eqns`: the equations, not the lines of the printed jaxpr "
+    "(its header, `let` and `in` lines are not equations).",
+)
+def test_counts_flat_functions(submission):
+    for parts, arity in (((("ops", 0),), 1), ((("ops", 3),), 1), ((("ops", 1),), 2)):
+        _check_count(submission, parts, arity)
+
+    @settings(VALUES, max_examples=10)
+    @given(case=_flat_parts())
+    def check(case):
+        _check_count(submission, *case)
+
+    check()
+
+
+@prop(
+    group="counting",
+    points=1,
+    title="`count_equations` counts recursively, inside nested jits, scans, while loops and both branches "
+    "of a cond",
+    hint="For every equation, count it, then look through `eqn.params.values()`: a `ClosedJaxpr` or `Jaxpr` "
+    "there (or a tuple of them, as in `cond`'s `branches`, or `while`'s `cond_jaxpr` and `body_jaxpr`) "
+    "holds more equations; count those the same way.",
+)
+def test_counts_nested_equations(submission):
+    for parts in (
+        (("ops", 1), ("jit", (("ops", 3),))),
+        (("scan", 4, (("ops", 2),)),),
+        (("while", (("ops", 2),)),),
+        (("cond", (("ops", 1),), (("ops", 3),)),),
+        (("jit", (("scan", 2, (("jit", (("ops", 2),)),)),)),),
+    ):
+        _check_count(submission, parts, 1)
+
+    @settings(VALUES, max_examples=12)
+    @given(case=_nested_parts())
+    def check(case):
+        _check_count(submission, *case)
+
+    check()
+
+
+# ------------------------------------------------------------------------------------- quantise
+
+#: Leaf shapes of the value property: every new tree (structure and shapes) is one compile.
+LEAF_SHAPES = ((3,), (2, 3))
+
+#: The fresh trees of the compile property: shapes nothing else in the course uses, all different.
+FEW_LEAVES = {"w": (13,), "b": (2, 9)}
+MANY_LEAVES = [{"w": (17,), "b": (3, 7)}, {"w": (5, 11)}, ((19,), (2, 2, 5)), {"gain": (23,)}]
+
+
+def _reference_quantise(leaf: np.ndarray, scale: float) -> np.ndarray:
+    """round(x / scale) * scale in float32, rounding half to even as `jnp.round` does."""
+    s = np.float32(scale)
+    return (np.round(leaf / s) * s).astype(np.float32)
+
+
+def _leaf_close(got: np.ndarray, leaf: np.ndarray, scale: float) -> bool:
+    """Equal, up to a float32 ulp, except that a quotient within 1e-3 of a half may round either way."""
+    expected = _reference_quantise(leaf, scale)
+    quotient = leaf.astype(np.float64) / np.float64(np.float32(scale))
+    tie = np.abs(np.abs(quotient - np.floor(quotient)) - 0.5) < 1e-3
+    diff = np.abs(got.astype(np.float64) - expected)
+    ulp = 2e-7 * np.abs(expected) + 1e-30
+    return bool(np.all((diff <= ulp) | (tie & (diff <= 1.001 * abs(scale) + ulp))))
+
+
+def _leaf_path_words(path) -> str:
+    text = jax.tree_util.keystr(path)
+    return f"the leaf at `tree{text}`" if text else "the leaf"
+
+
+def _rounding_note(got: np.ndarray, leaf: np.ndarray, scale: float) -> str:
+    s = np.float32(scale)
+    quotient = leaf / s
+    floor = np.array_equal(got, (np.floor(quotient) * s).astype(np.float32))
+    trunc = np.array_equal(got, (np.trunc(quotient) * s).astype(np.float32))
+    if floor and trunc:
+        return (" It is as if x / scale were rounded down (`floor`; on positive values casting to an int, "
+                "which truncates toward zero, does the same) instead of rounded to the nearest integer.")
+    if trunc:
+        return (" It is as if x / scale were truncated toward zero (`trunc`, or a cast to an int) instead of "
+                "rounded to the nearest integer.")
+    if floor:
+        return " It is as if x / scale were rounded down (`floor`) instead of rounded to the nearest integer."
+    if np.array_equal(got, (np.ceil(quotient) * s).astype(np.float32)):
+        return " It is as if x / scale were rounded up (`ceil`) instead of rounded to the nearest integer."
+    if np.allclose(got, quotient, rtol=1e-6, atol=1e-6):
+        return " It is x / scale, never multiplied back by `scale`."
+    if np.allclose(got, leaf, rtol=1e-6, atol=1e-6):
+        return " It is the leaf unchanged."
+    return ""
+
+
+def _leaves(draw_shape):
+    return draw_shape.flatmap(
+        lambda shape: st.lists(st.floats(-100.0, 100.0, width=32), min_size=int(np.prod(shape)),
+                               max_size=int(np.prod(shape))).map(
+            lambda flat: np.asarray(flat, np.float32).reshape(shape))
+    )
+
+
+def _trees():
+    leaf = _leaves(st.sampled_from(LEAF_SHAPES))
+    return st.recursive(
+        leaf,
+        lambda children: st.one_of(
+            st.lists(children, min_size=1, max_size=3),
+            st.lists(children, min_size=1, max_size=3).map(tuple),
+            st.dictionaries(st.sampled_from(("w", "b", "gain", "bias")), children, min_size=1, max_size=3),
+        ),
+        max_leaves=6,
+    )
+
+
+_SCALES = st.sampled_from((0.1, 0.25, 0.5, 1.0, 3.0))
+
+
+def _check_quantised(submission, tree, scale: float) -> None:
+    device_tree = jax.tree.map(jax.device_put, tree)
+    leaves = len(jax.tree.leaves(tree))
+    text = render.call("quantise_jitted", (device_tree, scale))
+    got = submission.call("quantise_jitted", device_tree, scale)
+    want_structure = jax.tree.structure(tree)
+    if jax.tree.structure(got) != want_structure:
+        raise PropertyFailure(
+            f"`quantise_jitted` returned a pytree shaped {jax.tree.structure(got)}, not the input's "
+            f"{want_structure}: return the same containers and keys, with each leaf quantised.",
+            example=text,
+        )
+    for (path, leaf), out in zip(jax.tree_util.tree_flatten_with_path(tree)[0], jax.tree.leaves(got)):
+        where = _leaf_path_words(path)
+        if not hasattr(out, "shape") or np.asarray(out).shape != leaf.shape or np.asarray(out).dtype != np.float32:
+            raise PropertyFailure(
+                f"`quantise_jitted` returned {render.kind(out)} for {where}; it should be float32 of shape "
+                f"{leaf.shape}, like the leaf.",
+                example=text,
+            )
+        out = np.asarray(out)
+        if not _leaf_close(out, leaf, scale):
+            raise PropertyFailure(
+                f"`quantise_jitted` does not quantise {where} (of {leaves}) as `quantise` does, with scale "
+                f"{scale}." + _rounding_note(out, leaf, scale),
+                example=text, got=render.value(out), expected=render.value(_reference_quantise(leaf, scale)),
+            )
+
+
+@prop(
+    group="pytree",
+    points=1,
+    title="`quantise_jitted(tree, scale)` returns what the eager `quantise` returns, on any pytree",
+    hint="Jit the whole map once: `jax.jit` of a function that applies `jax.tree.map` with "
+    "`jnp.round(x / scale) * scale` to every leaf. The tree comes back with the same containers and keys.",
+)
+def test_quantise_matches_eager(submission):
+    for tree, scale in (
+        ({"w": np.array([0.26, -0.74, 1.5], np.float32), "b": np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]],
+                                                                       np.float32)}, 0.5),
+        ([np.array([1.4, -2.6, 7.9], np.float32), (np.array([-0.3, 0.3, 0.0], np.float32),)], 0.25),
+    ):
+        _check_quantised(submission, tree, scale)
+
+    @settings(VALUES, max_examples=6)
+    @given(tree=_trees(), scale=_SCALES)
+    def check(tree, scale):
+        _check_quantised(submission, tree, scale)
+
+    check()
+
+
+def _fresh(structure, seed: int):
+    """A tree of the given structure whose leaves are float32 arrays of the given shapes."""
+    rng = np.random.default_rng(seed)
+    return jax.tree.map(
+        lambda shape: jax.device_put(rng.uniform(-4, 4, size=shape).astype(np.float32)),
+        structure, is_leaf=lambda node: isinstance(node, tuple) and all(isinstance(d, int) for d in node),
+    )
+
+
+class _EveryCompile(CompileLog):
+    """The student's compilations (``count``, as :class:`CompileLog` attributes them) and, apart,
+    the small programs JAX compiles for its own eager operations (``eager``): an eager map over a
+    fresh tree compiles those for every new leaf shape, whatever jitted call sits beside it."""
+
+    def __init__(self):
+        super().__init__()
+        self.eager = 0
+
+    def _listen(self, event, duration_secs, **kwargs):
+        if event.endswith("/backend_compile_duration") and "autograder" not in kwargs.get("fun_name", ""):
+            if not student_compiled():
+                self.eager += 1
+        super()._listen(event, duration_secs, **kwargs)
+
+
+class _Kind:
+    """A leaf shown by its dtype and shape only (the fresh trees' values are random and long)."""
+
+    def __init__(self, leaf):
+        self.text = f"{leaf.dtype}[{','.join(str(d) for d in leaf.shape)}]"
+
+    def __repr__(self):
+        return self.text
+
+
+def _fresh_call(tree, scale: float) -> str:
+    return render.call("quantise_jitted", (jax.tree.map(_Kind, tree), scale)) + " (random values)"
+
+
+def _compiles(submission, tree, scale: float) -> tuple[int, int]:
+    """(the student's compilations, JAX's eager ones) during one call."""
+    with _EveryCompile() as log:
+        jax.block_until_ready(submission.call("quantise_jitted", tree, scale))
+    return log.count, log.eager
+
+
+@prop(
+    group="pytree",
+    points=1,
+    title="On a fresh pytree, `quantise_jitted` compiles one program whatever the number of leaves, and "
+    "a repeat call compiles nothing",
+    hint="Build the jitted function once, at top level, with `scale` a dynamic argument, and call it on "
+    "the whole tree. An eager `jax.tree.map` (or a small jit called per leaf) compiles for every leaf "
+    "shape; a jit created inside the call compiles on every call.",
+)
+def test_quantise_compiles_once(submission):
+    clear_cache_of(submission.function("quantise_jitted"))
+    few, many = _fresh(FEW_LEAVES, 1), _fresh(MANY_LEAVES, 2)
+    n_few, n_many = len(jax.tree.leaves(few)), len(jax.tree.leaves(many))
+    few_count, few_eager = _compiles(submission, few, 0.5)
+    if few_count == 0:
+        raise PropertyFailure(
+            f"On a fresh tree of {n_few} leaves, JAX compiled none of your code: the leaves were quantised "
+            "eagerly, one operation at a time (each of which JAX compiles for every new leaf shape), "
+            "not in one jitted call.",
+            example=_fresh_call(few, 0.5),
+        )
+    many_count, many_eager = _compiles(submission, many, 0.5)
+    if many_count > few_count:
+        raise PropertyFailure(
+            f"The number of programs compiled grows with the leaves: {few_count} for a fresh tree of {n_few} "
+            f"leaves, {many_count} for a fresh tree of {n_many} leaves (each leaf a new shape), as if every "
+            "leaf were compiled on its own.",
+            example=_fresh_call(many, 0.5),
+        )
+    if many_eager > few_eager:
+        raise PropertyFailure(
+            f"Operations still run eagerly, leaf by leaf, outside your jitted program: JAX compiled "
+            f"{few_eager} of its own small programs for a fresh tree of {n_few} leaves and {many_eager} for "
+            f"a fresh tree of {n_many} leaves (one per operation and new leaf shape).",
+            example=_fresh_call(many, 0.5),
+        )
+    again = _fresh(MANY_LEAVES, 3)
+    repeat_count, repeat_eager = _compiles(submission, again, 0.25)
+    if repeat_count or repeat_eager:
+        raise PropertyFailure(
+            f"A repeat call on the {n_many}-leaf tree (same shapes, new values, scale 0.25 instead of 0.5) "
+            f"compiled {repeat_count + repeat_eager} program(s) again: the jitted function is created anew "
+            "on every call, or `scale` is static.",
+            example=_fresh_call(again, 0.25),
+        )

@@ -1,0 +1,49 @@
+"""The lambda is still jitted inside the call, only renamed: right numbers, but a new function object on
+every call, so every call traces again. Only the data-trace property fails."""
+import functools
+import re
+
+import jax
+import jax.numpy as jnp
+
+FAILS = {"data_repairs_reuse_their_program"}
+SCORE = 6
+MESSAGE = r'traces on every call'
+
+
+def scaled_norm(x, scale):
+    return jax.jit(lambda v: jnp.sqrt(jnp.sum((scale * v) ** 2)))(x)
+
+
+@functools.partial(jax.jit, static_argnames=("steps",))
+def smooth(x, steps):
+    for _ in range(steps):
+        x = (jnp.roll(x, 1) + x + jnp.roll(x, -1)) / 3.0
+    return x
+
+
+@jax.jit
+def clipped_mean(x, low, high):
+    return jnp.mean(jnp.clip(x, low, high))
+
+
+_TYPE = re.compile(r"now (\w+)\[([^\]]*)\](\S*) and before (\w+)\[([^\]]*)\](\S*)")
+
+
+def miss_cause(explanation):
+    if "never seen function" in explanation:
+        if "re-defined" in explanation:
+            return "redefined function"
+        return "new function"
+    if "different input pytree" in explanation:
+        first = [line for line in explanation.splitlines() if "* at input path" in line][0]
+        return "new static value" if "Static(" in first else "new structure"
+    found = _TYPE.search(explanation)
+    dtype_now, shape_now, weak_now, dtype_before, shape_before, weak_before = found.groups()
+    if dtype_now != dtype_before:
+        return "new dtype"
+    if shape_now != shape_before:
+        return "new shape"
+    if ("weak_type=True" in weak_now) != ("weak_type=True" in weak_before):
+        return "weak type"
+    return "new shape"

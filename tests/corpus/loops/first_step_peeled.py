@@ -1,0 +1,51 @@
+"""The first step taken before the loop, then `fori_loop(0, steps - 1, ...)`: right for
+any positive count, one step at `steps=0`."""
+FAILS = {'rolled_matches_loop'}
+SCORE = 5
+MESSAGE = 'after 0 step\\(s\\). It equals the loop run for 1 step'
+
+import functools
+
+import jax
+import jax.extend.core
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+
+@functools.partial(jax.jit, static_argnames="steps")
+def unrolled(x, steps):
+    for _ in range(steps):
+        x = 0.5 * x + jnp.sin(x)
+    return x
+
+
+def quantise(tree, scale):
+    return jax.tree.map(lambda x: jnp.round(x / scale) * scale, tree)
+
+
+@jax.jit
+def rolled(x, steps):
+    def body(i, v):
+        return 0.5 * v + jnp.sin(v)
+
+    return lax.fori_loop(0, steps - 1, body, body(0, x))
+
+
+def count_equations(fn, *args):
+    def count(jaxpr):
+        total = 0
+        for eqn in jaxpr.eqns:
+            total += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    if isinstance(sub, jax.extend.core.ClosedJaxpr):
+                        total += count(sub.jaxpr)
+                    elif isinstance(sub, jax.extend.core.Jaxpr):
+                        total += count(sub)
+        return total
+
+    return count(jax.make_jaxpr(fn)(*args).jaxpr)
+
+
+quantise_jitted = jax.jit(quantise)

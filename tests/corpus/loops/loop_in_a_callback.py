@@ -1,0 +1,55 @@
+"""The Python loop run in NumPy through `jax.pure_callback`: right values and a constant
+jaxpr, but the steps are not in the compiled program at all."""
+FAILS = {'rolled_jaxpr_does_not_grow'}
+SCORE = 5
+MESSAGE = 'calls back into Python'
+
+import functools
+
+import jax
+import jax.extend.core
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+
+@functools.partial(jax.jit, static_argnames="steps")
+def unrolled(x, steps):
+    for _ in range(steps):
+        x = 0.5 * x + jnp.sin(x)
+    return x
+
+
+def quantise(tree, scale):
+    return jax.tree.map(lambda x: jnp.round(x / scale) * scale, tree)
+
+
+def _numpy_loop(x, steps):
+    x = np.asarray(x)
+    for _ in range(int(steps)):
+        x = (np.float32(0.5) * x + np.sin(x)).astype(np.float32)
+    return x
+
+
+@jax.jit
+def rolled(x, steps):
+    return jax.pure_callback(_numpy_loop, jax.ShapeDtypeStruct(x.shape, x.dtype), x, steps)
+
+
+def count_equations(fn, *args):
+    def count(jaxpr):
+        total = 0
+        for eqn in jaxpr.eqns:
+            total += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    if isinstance(sub, jax.extend.core.ClosedJaxpr):
+                        total += count(sub.jaxpr)
+                    elif isinstance(sub, jax.extend.core.Jaxpr):
+                        total += count(sub)
+        return total
+
+    return count(jax.make_jaxpr(fn)(*args).jaxpr)
+
+
+quantise_jitted = jax.jit(quantise)

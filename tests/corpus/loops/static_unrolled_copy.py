@@ -1,0 +1,50 @@
+"""The Python loop kept as it was, jitted with `steps` static: right values, a jaxpr with one
+copy of the step per step."""
+FAILS = {'rolled_jaxpr_does_not_grow'}
+SCORE = 5
+MESSAGE = 'It holds 40 `sin` equations'
+
+import functools
+
+import jax
+import jax.extend.core
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+
+@functools.partial(jax.jit, static_argnames="steps")
+def unrolled(x, steps):
+    for _ in range(steps):
+        x = 0.5 * x + jnp.sin(x)
+    return x
+
+
+def quantise(tree, scale):
+    return jax.tree.map(lambda x: jnp.round(x / scale) * scale, tree)
+
+
+@functools.partial(jax.jit, static_argnames="steps")
+def rolled(x, steps):
+    for _ in range(steps):
+        x = 0.5 * x + jnp.sin(x)
+    return x
+
+
+def count_equations(fn, *args):
+    def count(jaxpr):
+        total = 0
+        for eqn in jaxpr.eqns:
+            total += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    if isinstance(sub, jax.extend.core.ClosedJaxpr):
+                        total += count(sub.jaxpr)
+                    elif isinstance(sub, jax.extend.core.Jaxpr):
+                        total += count(sub)
+        return total
+
+    return count(jax.make_jaxpr(fn)(*args).jaxpr)
+
+
+quantise_jitted = jax.jit(quantise)
