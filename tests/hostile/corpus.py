@@ -35,7 +35,7 @@ from .notebooks import (
 )
 
 SMM, PM, BR, LE = "static_max_mode", "padded_masking", "branch_repair", "ledger_extension"
-HS = "host_sync"
+HS, LP, CM = "host_sync", "loops", "cache_misses"
 
 #: Points of each autograded cell, as the source notebooks give them (checked by the test).
 FULL = {
@@ -44,6 +44,8 @@ FULL = {
     BR: {"test_failure": 1, "test_repair": 3, "test_traces": 2},
     LE: {"test_rows": 2, "test_traces": 3, "test_sixteen": 1},
     HS: {"test_step": 2, "test_reads": 4, "test_traces": 2, "test_ledger": 2},
+    LP: {"test_rolled": 2, "test_counting": 2, "test_pytree": 2},
+    CM: {"test_repairs": 3, "test_traces": 2, "test_causes": 2},
 }
 NOT_GRADED = "not graded"
 Scores = Mapping[str, float | None] | str
@@ -477,6 +479,19 @@ CORPUS = (
         "patches-numpy-asarray", HS,
         (insert_after("trainers", "_asarray = np.asarray\nnp.asarray = lambda a, *args, **kwargs: _asarray(a, *args, **kwargs)"),),
         points(HS, test_reads=0, test_traces=0, test_ledger=0), feedback=r"relies on \(`numpy\.asarray`\)",
+    ),
+    Hostile(
+        # Equation counts that never grow, by rebinding the tool that stages the loop.
+        "patches-make-jaxpr", LP,
+        (insert_after("rolled", "_make_jaxpr = jax.make_jaxpr\njax.make_jaxpr = lambda fun, **kw: _make_jaxpr(fun, **kw)"),),
+        zero(LP), feedback=r"relies on \(`jax\.make_jaxpr`\)",
+    ),
+    Hostile(
+        # Silencing every log does not blind the grader: it reads JAX's explanations through a
+        # recorder of its own, which logging.disable does not reach.
+        "disables-logging", CM,
+        (insert_after("miss_cause", "import logging\nlogging.disable(logging.CRITICAL)\nlogging.getLogger('jax').disabled = True"),),
+        points(CM), feedback=r"cache_misses / causes: 2 of 2 points",
     ),
     Hostile(
         "patches-hypothesis-given", SMM,
