@@ -36,11 +36,14 @@ SEGFAULT = "h-segfault"
 slow = pytest.mark.slow
 
 
-def _edited(cell_id: str, append: str) -> nbformat.NotebookNode:
-    nb = nbformat.read(SAMPLES / "correct.ipynb", as_version=4)
-    nb = copy.deepcopy(nb)
-    [cell] = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == cell_id]
-    cell.source += "\n\n" + append
+def _edited(cell_id: str, append: str = "", insert_after: str = "") -> nbformat.NotebookNode:
+    """The correct sample with code appended to an answer cell, or a new cell after a (locked) one."""
+    nb = copy.deepcopy(nbformat.read(SAMPLES / "correct.ipynb", as_version=4))
+    [index] = [i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == cell_id]
+    if append:
+        nb.cells[index].source += "\n\n" + append
+    if insert_after:
+        nb.cells.insert(index + 1, nbformat.v4.new_code_cell(insert_after))
     return nb
 
 
@@ -59,7 +62,7 @@ def course(tmp_path_factory) -> scratch.Course:
     scratch.generate(course, [A])
     for kind in ("correct", "partial", "empty"):
         _submit(course, f"sample-{kind}", SAMPLES / f"{kind}.ipynb")
-    _submit(course, TAMPER, _edited("imports", "np.testing.assert_allclose = lambda *args, **kwargs: None"))
+    _submit(course, TAMPER, _edited("imports", insert_after="np.testing.assert_allclose = lambda *args, **kwargs: None"))
     _submit(course, SEGFAULT, _edited("repaired_branch", "import ctypes\nctypes.string_at(0)  # read address zero"))
     scratch.nbgrader(course, ["autograde", A], course.root)
     return course

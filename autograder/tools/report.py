@@ -47,7 +47,8 @@ _SHOWN_CHARS = 400  # a student's error message can be any length
 
 _HEADER = re.compile(r"^(?P<assignment>\S+) / (?P<group>\S+): (?P<earned>\S+) of (?P<possible>\S+) points$")
 _RESULT = re.compile(r"^  (?P<verdict>PASS|FAIL)  (?P<title>.*) \((?P<earned>\S+) of (?P<points>\S+)\)$")
-_FIELD = re.compile(r"^ {8}(?P<label>Problem|Example|Got|Expected|Hint):\s?(?P<text>.*)$")
+_FIELD = re.compile(r"^ {8}(?P<label>Problem|Example|Got|Expected|Hint):")
+_FIELD_TEXT = 18  # the text starts here: eight spaces, then the label and its colon padded to ten
 _CONTINUATION = " " * 8
 #: The hidden call a grade cell holds (autograder.confinement.preprocessors._GRADE_CALL).
 _GRADE_CALL = re.compile(r"""grade\(\s*["'](\w+)["']\s*,\s*["'](\w+)["']""")
@@ -262,7 +263,7 @@ def _gradebook_scores(course: _Course, assignment: str, problems: list[str]) -> 
             "(run `nbgrader autograde` in the course folder to make one)"
         )
         return None, set()
-    from nbgrader.api import Assignment, BaseCell, Gradebook, GradeCell, Grade, Notebook, Student
+    from nbgrader.api import Assignment, Gradebook, GradeCell, Grade, Notebook, Student
     from nbgrader.api import SubmittedAssignment, SubmittedNotebook
 
     try:
@@ -274,11 +275,10 @@ def _gradebook_scores(course: _Course, assignment: str, problems: list[str]) -> 
                 (nb.name, cell.name) for nb in gb.find_assignment(assignment).notebooks for cell in nb.solution_cells
             }
             rows = (
-                gb.db.query(Student.id, Notebook.name, BaseCell.name, GradeCell.cell_type, GradeCell.max_score,
+                gb.db.query(Student.id, Notebook.name, GradeCell.name, GradeCell.cell_type, GradeCell.max_score,
                             Grade.auto_score)
                 .select_from(Grade)
                 .join(GradeCell, Grade.cell_id == GradeCell.id)
-                .join(BaseCell, BaseCell.id == GradeCell.id)
                 .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
                 .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
                 .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
@@ -360,7 +360,7 @@ def _parse_feedback(text: str) -> list[dict]:
         m = _FIELD.match(line)
         if m and results and results[-1]["verdict"] == "FAIL":
             current_field = m["label"]
-            results[-1]["fields"][current_field] = m["text"]
+            results[-1]["fields"][current_field] = line[_FIELD_TEXT:] if len(line) > _FIELD_TEXT else ""
             continue
         if current_field and results and line.startswith(_CONTINUATION):
             results[-1]["fields"][current_field] += "\n" + line.strip()
@@ -393,6 +393,7 @@ class _Collector:
             self.properties[p.group, p.title] = stats
             self.groups[p.group].append(stats)
         self.flags: list[Flag] = []
+        self._flagged: set[tuple[str, str]] = set()
 
     def stats(self, group: str, title: str, points: str) -> PropertyStats:
         key = (group, title)
@@ -466,9 +467,10 @@ class _Collector:
         return earned
 
     def _flag(self, student: str, kind: str, where: str, detail: str) -> None:
-        flag = Flag(student, kind, where, detail)
-        if flag not in self.flags:
-            self.flags.append(flag)
+        """One flag per student and kind: the first place it shows (a dead kernel marks every later cell)."""
+        if (student, kind) not in self._flagged:
+            self._flagged.add((student, kind))
+            self.flags.append(Flag(student, kind, where, detail))
 
 
 # ---------------------------------------------------------------- building the report
