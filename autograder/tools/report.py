@@ -41,6 +41,7 @@ from autograder.tools.errors import ToolError
 REPORTS_DIR = "reports"
 #: Problem sentences shown per failing property, most frequent first.
 TOP_PROBLEMS = 5
+_SUMMARY_NAMES = 8  # flagged students named in the terminal summary; the page lists all
 _SHOWN_CHARS = 400  # a student's error message can be any length
 
 # ---------------------------------------------------------------- what the grade cells print
@@ -533,7 +534,9 @@ def build(assignment: str, course_dir: Path = Path(".")) -> ClassReport:
 
 def _svg(fig) -> str:
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight")
+    # No RDF block (creator, date): the same data give the same page.
+    fig.savefig(buffer, format="svg", bbox_inches="tight",
+                metadata={"Creator": None, "Date": None, "Format": None, "Type": None})
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -708,7 +711,13 @@ def summary(report: ClassReport) -> str:
         for p in hardest:
             lines.append(f"  {_pct(p.pass_rate):>4} pass  {p.group} / {p.name} ({len(p.passed)} of {p.students})")
     if report.flags:
-        lines.append(f"students to look at: {', '.join(sorted({f.student for f in report.flags}))}")
+        flagged = sorted({f.student for f in report.flags})
+        shown = ", ".join(flagged[:_SUMMARY_NAMES]) + (f" and {len(flagged) - _SUMMARY_NAMES} more"
+                                                         if len(flagged) > _SUMMARY_NAMES else "")
+        kinds = Counter(f.kind for f in report.flags)
+        lines.append(f"students to look at ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}): {shown}")
+    if report.problems:
+        lines.append(f"{len(report.problems)} problems reading the course (above, and on the page)")
     lines.append(f"report: {report.path}")
     return "\n".join(lines)
 
