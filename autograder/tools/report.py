@@ -454,7 +454,7 @@ class _Collector:
                             self._flag(student, kind, stats.title, failure.problem)
                             break
             if group and group not in {b["group"] for b in blocks}:
-                why = "; ".join(f"{o.get('ename')}: {_text(o.get('evalue'))}" for o in errors) or (
+                why = "; ".join(f"{o.get('ename')}: {_text(o.get('evalue'))}".rstrip(": ") for o in errors) or (
                     "the cell did not run" if cell.get("execution_count") is None else "it printed no feedback")
                 self.problems.append(f"{student}: grade cell {where} ({group}) gave no feedback ({why[:_SHOWN_CHARS]})")
                 seen_groups.add(group)
