@@ -14,12 +14,10 @@ import json
 import sys
 from pathlib import Path
 
-from autograder.tools import check, report
-from autograder.tools.bench.run import run_bench
-from autograder.tools.demo import demo as run_demo
 from autograder.tools.errors import ToolError
-from autograder.tools.parallel import run as parallel
 from autograder.tools.repository import REPO_ROOT
+
+# Each command imports what it needs when it runs (nbgrader, JAX, matplotlib take seconds to import).
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,14 +103,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
+            from autograder.tools import check
+
             return check.main(args.repo, regenerate=not args.quick)
         if args.command == "report":
             if args.every and args.assignments:
                 parser.error("report: give assignments or --all, not both")
+            from autograder.tools import report
+
             return report.main(args.assignments, args.course_dir, every=args.every)
         if args.command == "demo":
+            from autograder.tools.demo import demo as run_demo
+
             run_demo(args.course_dir, args.assignments)
         elif args.command == "autograde":
+            from autograder.tools.parallel import run as parallel
+
             result = parallel.autograde(
                 args.assignment, args.course_dir, args.workers, args.students, args.force, log=args.log
             )
@@ -120,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.json.write_text(json.dumps(result.as_json(), indent=2) + "\n")
             return result.exit_code
         elif args.command == "bench":
+            from autograder.tools.bench.run import run_bench
+
             run_bench(args.students, args.workers, args.assignments, args.json, args.work_dir)
     except ToolError as err:
         print(err, file=sys.stderr)

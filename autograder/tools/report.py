@@ -42,6 +42,7 @@ REPORTS_DIR = "reports"
 #: Problem sentences shown per failing property, most frequent first.
 TOP_PROBLEMS = 5
 _SUMMARY_NAMES = 8  # flagged students named in the terminal summary; the page lists all
+_SUMMARY_PROBLEMS = 10  # problems printed on stderr; the page lists all
 _SHOWN_CHARS = 400  # a student's error message can be any length
 
 # ---------------------------------------------------------------- what the grade cells print
@@ -757,7 +758,10 @@ def main(assignments: list[str], course_dir: Path = Path("."), every: bool = Fal
             status = 1
             continue
         write(report, course_dir)
-        for problem in report.problems:
+        for problem in report.problems[:_SUMMARY_PROBLEMS]:
             print(f"problem: {problem}", file=sys.stderr)
+        if len(report.problems) > _SUMMARY_PROBLEMS:
+            print(f"problem: ... and {len(report.problems) - _SUMMARY_PROBLEMS} more, listed on the page",
+                  file=sys.stderr)
         print(("\n" if i else "") + summary(report))
     return status
