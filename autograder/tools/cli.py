@@ -4,6 +4,7 @@
     python -m autograder autograde ASSIGNMENT [--workers N]     (in the course folder)
     python -m autograder bench [--students N] [--workers N] [--json PATH]
     python -m autograder check [--repo DIR] [--quick]
+    python -m autograder report ASSIGNMENT | --all [--course-dir DIR]   (in the course folder)
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ import json
 import sys
 from pathlib import Path
 
-from autograder.tools import check
-from autograder.tools.bench.run import run_bench
-from autograder.tools.demo import demo as run_demo
 from autograder.tools.errors import ToolError
-from autograder.tools.parallel import run as parallel
 from autograder.tools.repository import REPO_ROOT
+
+# Each command imports what it needs when it runs (nbgrader, JAX, matplotlib take seconds to import).
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,13 +89,38 @@ def main(argv: list[str] | None = None) -> int:
                       help="the course repository (default: the one this package is in)")
     lint.add_argument("--quick", action="store_true", help="skip regenerating release/ with nbgrader")
 
+    rep = commands.add_parser(
+        "report",
+        help="the class report of an autograded assignment: scores, pass rates, common failures, students to look at",
+        description="Run in the course folder after autograding. Reads the gradebook and the feedback in "
+        "autograded/<student>/<assignment>/, writes reports/<assignment>.html (self-contained: charts inline) "
+        "and prints the number of students, the mean score and the three hardest properties.",
+    )
+    rep.add_argument("assignments", nargs="*", metavar="ASSIGNMENT")
+    rep.add_argument("--all", action="store_true", dest="every",
+                     help="every assignment the gradebook or autograded/ has")
+    rep.add_argument("--course-dir", type=Path, default=Path("."),
+                     help="the course folder, holding nbgrader_config.py (default: the working folder)")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
+            from autograder.tools import check
+
             return check.main(args.repo, regenerate=not args.quick)
+        if args.command == "report":
+            if args.every and args.assignments:
+                parser.error("report: give assignments or --all, not both")
+            from autograder.tools import report
+
+            return report.main(args.assignments, args.course_dir, every=args.every)
         if args.command == "demo":
+            from autograder.tools.demo import demo as run_demo
+
             run_demo(args.course_dir, args.assignments, args.workers)
         elif args.command == "autograde":
+            from autograder.tools.parallel import run as parallel
+
             result = parallel.autograde(
                 args.assignment, args.course_dir, args.workers, args.students, args.force, log=args.log
             )
@@ -104,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.json.write_text(json.dumps(result.as_json(), indent=2) + "\n")
             return result.exit_code
         elif args.command == "bench":
+            from autograder.tools.bench.run import run_bench
+
             run_bench(args.students, args.workers, args.assignments, args.json, args.work_dir)
     except ToolError as err:
         print(err, file=sys.stderr)
