@@ -56,7 +56,12 @@ def demo(
     print(format_table(result, [s.student_id for s in students], assignments))
     print(f"\nfeedback HTML: {result.course.feedback_dir}")
     print(f"grades CSV:    {result.course.grades_csv}")
+    with steps.step("class report"):
+        from autograder.tools import report
+
+        pages = [report.write(report.build(a, result.course.root), result.course.root) for a in assignments]
+    print(f"class report:  {pages[0].parent} ({', '.join(p.name for p in pages)})")
     for problem in result.problems:
         print(f"\nproblem: {problem}", file=sys.stderr)
-    steps.say("demo: done")
+    steps.say(f"demo: done in {steps.elapsed():.0f} s")
     return result

@@ -258,9 +258,12 @@ class Steps:
         self.out = out
         self.began = time.monotonic()
 
+    def elapsed(self) -> float:
+        return time.monotonic() - self.began
+
     def say(self, text: str) -> None:
         if self.out is not None:
-            elapsed = time.monotonic() - self.began
+            elapsed = self.elapsed()
             print(f"[{int(elapsed // 60):02d}:{elapsed % 60:04.1f}] {text}", file=self.out, flush=True)
 
     @contextmanager
