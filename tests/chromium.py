@@ -77,24 +77,39 @@ window.addEventListener("load", function () {
   var areas = [];
   document.querySelectorAll("div.output_area").forEach(function (area, index) {
     var box = area.querySelector(".output_subarea") || area;
-    var right = box.getBoundingClientRect().right;
+    var rect = box.getBoundingClientRect();
+    var right = rect.right;
     var lines = [];
     box.querySelectorAll("pre, .autograder-feedback > div").forEach(function (el) {
-      var range = document.createRange();
-      range.selectNodeContents(el);
-      var rects = Array.prototype.slice.call(range.getClientRects());
-      var reach = rects.reduce(function (m, r) { return Math.max(m, r.right); }, 0);
+      // The ink of each word, not the line box: a space where a line wraps hangs past
+      // the edge by design (white-space: pre-wrap) and hides nothing.
+      var reach = 0, tops = {};
+      var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+        var word = /\S+/g, found;
+        while ((found = word.exec(node.data)) !== null) {
+          var range = document.createRange();
+          range.setStart(node, found.index);
+          range.setEnd(node, found.index + found[0].length);
+          Array.prototype.forEach.call(range.getClientRects(), function (r) {
+            reach = Math.max(reach, r.right);
+            tops[Math.round(r.top)] = true;
+          });
+        }
+      }
       lines.push({tag: el.tagName.toLowerCase(), text: el.textContent.slice(0, 200),
                   overflows: reach > right + 0.5 || el.scrollWidth > el.clientWidth + 1,
-                  reach: reach, rows: rects.length});
+                  reach: reach, rows: Object.keys(tops).length});
     });
-    areas.push({index: index, text: box.textContent, right: right,
+    areas.push({index: index, text: box.textContent, right: right, left: rect.left,
+                top: rect.top + window.scrollY, bottom: rect.bottom + window.scrollY,
                 scrolls: box.scrollWidth > box.clientWidth + 1, lines: lines});
   });
   var out = document.createElement("script");
   out.id = "measured";
   out.type = "application/json";
-  out.textContent = JSON.stringify({width: window.innerWidth, areas: areas});
+  out.textContent = JSON.stringify({width: window.innerWidth, height: document.documentElement.scrollHeight,
+                                    areas: areas});
   document.body.appendChild(out);
 });
 </script>

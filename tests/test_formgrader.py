@@ -1,7 +1,7 @@
 """Can an instructor grade the "Pause and reason" answers by hand in nbgrader's formgrader?
 
-After a real nbgrader cycle of one sample submission (plain nbgrader, autograde
-included), a real Jupyter server with nbgrader's formgrader extension is started
+After plain nbgrader has generated the assignment and autograded one sample
+submission (``tests/graded_course.py``), a real Jupyter server with nbgrader's formgrader extension is started
 in the course folder, on 127.0.0.1 only, at a free port, with a random token. The
 test then does what the formgrader page does when a grader types a score and a
 comment: it calls the same REST endpoints
@@ -32,6 +32,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import graded_course
 import pytest
 from conftest import REPO
 from nbgrader.api import Gradebook
@@ -121,17 +122,14 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> scratch.CycleResult:
-    work = tmp_path_factory.mktemp("formgrader")
-    student = scratch.Student(STUDENT, {ASSIGNMENT: REPO / "tests" / "samples" / ASSIGNMENT / f"{STUDENT.split('-')[1]}.ipynb"})
-    result = scratch.run_cycle(work / "course", [student], [ASSIGNMENT])
-    assert not result.problems, result.problems
-    return result
+def course(tmp_path_factory) -> scratch.Course:
+    notebook = REPO / "tests" / "samples" / ASSIGNMENT / "correct.ipynb"
+    return graded_course.autograded(tmp_path_factory.mktemp("formgrader") / "course", ASSIGNMENT, STUDENT, notebook)
 
 
 @pytest.fixture(scope="module")
 def server(course, tmp_path_factory):
-    running = Server(course.course.root, tmp_path_factory.mktemp("jupyter"))
+    running = Server(course.root, tmp_path_factory.mktemp("jupyter"))
     try:
         yield running
     finally:
@@ -139,8 +137,8 @@ def server(course, tmp_path_factory):
         assert running.proc.poll() is not None, "the jupyter server is still running"
 
 
-def gradebook(course: scratch.CycleResult) -> Gradebook:
-    return Gradebook(f"sqlite:///{course.course.root / 'gradebook.db'}")
+def gradebook(course: scratch.Course) -> Gradebook:
+    return Gradebook(f"sqlite:///{course.root / 'gradebook.db'}")
 
 
 @slow
@@ -175,14 +173,15 @@ def test_a_grader_scores_and_comments_the_answer_through_the_formgrader_api(cour
 
 @slow
 def test_the_score_and_comment_reach_the_gradebook_and_the_export(course, server):
-    auto = course.score(STUDENT, ASSIGNMENT).points
+    auto = scratch.read_scores(course)[STUDENT, ASSIGNMENT].points
+    assert auto == 6  # every automatic point of the correct sample
     with gradebook(course) as gb:
         grade = gb.find_grade(MANUAL_CELL, ASSIGNMENT, ASSIGNMENT, STUDENT)
         assert grade.manual_score == SCORE and grade.score == SCORE and not grade.needs_manual_grade
         assert gb.find_comment(MANUAL_CELL, ASSIGNMENT, ASSIGNMENT, STUDENT).comment == COMMENT
         assert gb.find_submission(ASSIGNMENT, STUDENT).score == auto + SCORE
-    scratch.nbgrader(course.course, ["export", "--to", str(course.course.grades_csv)], course.course.root)
-    [row] = [r for r in scratch.read_grades_csv(course.course) if r["student_id"] == STUDENT]
+    scratch.nbgrader(course, ["export", "--to", str(course.grades_csv)], course.root)
+    [row] = [r for r in scratch.read_grades_csv(course) if r["student_id"] == STUDENT]
     assert float(row["score"]) == auto + SCORE
     assert float(row["max_score"]) == auto + 2  # the sample's automatic points are all of them
 

@@ -1,6 +1,6 @@
 """Are the feedback pages legible in a real browser?
 
-A real nbgrader cycle (plain nbgrader, :func:`autograder.tools.scratch.run_cycle`)
+Plain nbgrader (generate, autograde, generate_feedback: ``tests/graded_course.py``)
 grades the partial sample of one assignment, which passes some properties and fails
 others; its feedback page is then opened in headless Chromium at 1100 pixels wide:
 
@@ -28,6 +28,7 @@ import pytest
 from conftest import REPO
 
 import chromium
+import graded_course
 from autograder.confinement.preprocessors import REMOVED, grader_lines, scrub_html
 from autograder.grading.feedback import render, render_html
 from autograder.grading.registry import properties_of
@@ -49,23 +50,20 @@ def browser() -> str:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> scratch.CycleResult:
-    work = tmp_path_factory.mktemp("pages")
-    student = scratch.Student(STUDENT, {ASSIGNMENT: REPO / "tests" / "samples" / ASSIGNMENT / "partial.ipynb"})
-    result = scratch.run_cycle(work / "course", [student], [ASSIGNMENT])
-    assert not result.problems, result.problems
-    return result
+def course(tmp_path_factory) -> scratch.Course:
+    notebook = REPO / "tests" / "samples" / ASSIGNMENT / "partial.ipynb"
+    return graded_course.autograded(tmp_path_factory.mktemp("pages") / "course", ASSIGNMENT, STUDENT, notebook)
 
 
 @pytest.fixture(scope="module")
 def page(course) -> Path:
-    return course.course.feedback_dir / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    return course.feedback_dir / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html"
 
 
 @pytest.fixture(scope="module")
 def feedback_texts(course) -> list[str]:
     """The text/plain of each graded cell's feedback output, from the autograded notebook."""
-    nb = json.loads((course.course.root / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
+    nb = json.loads((course.root / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
     texts = []
     for cell in nb["cells"]:
         for output in cell.get("outputs", []):

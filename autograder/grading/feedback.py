@@ -47,10 +47,12 @@ def _points(value: float) -> str:
 #: Where a line's text starts: after ``  PASS  `` / ``  FAIL  `` or after a label.
 _HANGING = re.compile(r"^( *(?:PASS|FAIL) {2}| {8}[A-Z][a-z]+: *)")
 _MARK = re.compile(r"^( *)(PASS|FAIL)( )")
-_LINE_STYLE = "margin:0;padding-left:{indent}ch;text-indent:-{indent}ch"
+#: Per line, not on the box: the newlines between the line ``<div>``s must not show as blank lines.
+_LINE_STYLE = "margin:0;white-space:pre-wrap;overflow-wrap:anywhere;padding-left:{indent}ch;text-indent:-{indent}ch"
 _BOX_STYLE = (
-    "font-family:Menlo,Consolas,'DejaVu Sans Mono',monospace;font-size:13px;line-height:1.45;"
-    "white-space:pre-wrap;overflow-wrap:anywhere;word-break:normal;color:#000;max-width:100%"
+    "font-family:Menlo,Consolas,'DejaVu Sans Mono',monospace;font-size:13px;line-height:1.4;color:#000;"
+    "background:#f7f7f7;border:1px solid #cfcfcf;border-radius:2px;padding:0.4em 0.6em;"
+    "box-sizing:border-box;max-width:100%;overflow-wrap:anywhere"
 )
 _COLOURS = {"PASS": "#1a7f37", "FAIL": "#b42318"}
 
@@ -61,8 +63,13 @@ def render_html(report: GroupReport) -> str:
     Each line of the markup holds exactly one line of the text (tags aside), so a
     line-by-line scrub of the markup (``ScrubGraderSource``) sees what a reader sees.
     """
+    return html_of(render(report))
+
+
+def html_of(text: str) -> str:
+    """Feedback text as :func:`render_html` shows it."""
     out = ['<div class="autograder-feedback" style="' + _BOX_STYLE + '">']
-    for line in render(report).split("\n"):
+    for line in text.split("\n"):
         out.append(_html_line(line))
     out.append("</div>")
     return "\n".join(out)
