@@ -52,16 +52,25 @@ def _run(binary: str, *args: str, height: int = 2000) -> subprocess.CompletedPro
 
 
 def screenshot(binary: str, page: Path, png: Path, height: int = 2000) -> Path:
-    proc = _run(binary, f"--screenshot={png}", page.resolve().as_uri(), height=height)
+    return screenshot_url(binary, page.resolve().as_uri(), png, height)
+
+
+def screenshot_url(binary: str, url: str, png: Path, height: int = 2000) -> Path:
+    proc = _run(binary, f"--screenshot={png}", url, height=height)
     if not png.is_file():
-        raise RuntimeError(f"chromium made no screenshot of {page}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
+        raise RuntimeError(f"chromium made no screenshot of {url}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
     return png
 
 
 def dump_dom(binary: str, page: Path) -> str:
-    proc = _run(binary, "--dump-dom", page.resolve().as_uri())
+    return dump_dom_url(binary, page.resolve().as_uri())
+
+
+def dump_dom_url(binary: str, url: str) -> str:
+    """The DOM after load. Local servers only: host names resolve to nothing (an IP literal works)."""
+    proc = _run(binary, "--dump-dom", url)
     if proc.returncode != 0 or "<html" not in proc.stdout.lower():
-        raise RuntimeError(f"chromium dumped no DOM of {page}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
+        raise RuntimeError(f"chromium dumped no DOM of {url}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
     return proc.stdout
 
 

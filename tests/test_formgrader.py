@@ -32,6 +32,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import chromium
 import graded_course
 import pytest
 from conftest import REPO
@@ -205,3 +206,19 @@ def test_the_server_listens_on_loopback_only_and_wants_the_token(server):
     listening = Path("/proc/net/tcp").read_text().splitlines()[1:]
     ours = [line.split()[1] for line in listening if line.split()[1].endswith(f":{server.port:04X}")]
     assert ours and all(address.startswith("0100007F:") for address in ours), ours
+
+
+@slow
+def test_the_grading_page_shows_the_feedback_in_a_browser(course, server, tmp_path):
+    """The page a grader works in, in headless Chromium (skipped without it): served, drawn, the
+    grade cells' feedback inside their boxes, the answer's score box there."""
+    binary = chromium.find_or_install()
+    if not binary:
+        pytest.skip("no chromium: apt-get install -y chromium")
+    [submission] = server.request("GET", f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/{ASSIGNMENT}")
+    url = f"{server.base}/formgrader/submissions/{submission['id']}?token={server.token}"
+    dom = chromium.dump_dom_url(binary, url)
+    assert f"{ASSIGNMENT} / repair: 3 of 3 points" in dom and "PASS" in dom
+    assert 'class="autograder-feedback"' in dom and "[autograder seal" not in dom
+    summary = chromium.png_summary(chromium.screenshot_url(binary, url, tmp_path / "formgrader.png", height=1400))
+    assert summary["colours"] > 20 and 0.02 < summary["not_white"] < 0.9, summary
