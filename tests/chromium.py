@@ -45,7 +45,7 @@ def _run(binary: str, *args: str, height: int = 2000) -> subprocess.CompletedPro
             binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
             "--no-first-run", "--no-default-browser-check", "--hide-scrollbars", "--mute-audio",
             f"--user-data-dir={profile}", f"--window-size={WIDTH},{height}",
-            "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=5000",
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--virtual-time-budget=5000",
             *args,
         ]
         return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
