@@ -8,6 +8,7 @@ so nothing a student's code does in that kernel can skip them:
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import secrets
@@ -55,11 +56,32 @@ def scrub(text: str) -> str:
     return "\n".join(out)
 
 
-def _scrub_value(value):
+_TAG = re.compile(r"<[^>]*>")
+
+
+def scrub_html(text: str) -> str:
+    """:func:`scrub` for markup: a line goes when its text (tags dropped, entities decoded) is grader source.
+
+    The course's own HTML feedback puts one line of text on each line of markup
+    (:func:`autograder.grading.feedback.render_html`), so this sees each line a reader sees.
+    """
+    known = grader_lines()
+    out = []
+    for line in text.split("\n"):
+        plain = html.unescape(_TAG.sub("", _ANSI.sub("", line))).strip()
+        raw = _ANSI.sub("", line).strip()
+        if any(t in known or _PREFIX.sub("", t, count=1).strip() in known for t in (plain, raw)):
+            out.append(html.escape(REMOVED))
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _scrub_value(value, scrubber=scrub):
     if isinstance(value, str):
-        return scrub(value)
+        return scrubber(value)
     if isinstance(value, list):
-        return [_scrub_value(v) for v in value]
+        return [_scrub_value(v, scrubber) for v in value]
     return value
 
 
@@ -72,7 +94,9 @@ class ScrubGraderSource(NbGraderPreprocessor):
                 output.text = _scrub_value(output.text)
             if "data" in output:
                 for mime, value in output.data.items():
-                    if mime.startswith("text/"):
+                    if mime == "text/html":
+                        output.data[mime] = _scrub_value(value, scrub_html)
+                    elif mime.startswith("text/"):
                         output.data[mime] = _scrub_value(value)
             if "traceback" in output:
                 output.traceback = _scrub_value(output.traceback)
@@ -127,6 +151,8 @@ class VerifySeals(NbGraderPreprocessor):
             for output in cell.outputs:
                 if output.output_type == "stream":
                     output.text = _seal.strip(output.text)
+            # grade() shows its feedback as a display output; the stream held only the seal
+            cell.outputs = [o for o in cell.outputs if o.output_type != "stream" or o.text.strip()]
             return
         cell.outputs = [new_output(
             "error",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from autograder.grading import feedback as _feedback
 from autograder.grading.integrity import tampered
 from autograder.grading.limits import PropertyTimeout, time_limit
@@ -33,12 +35,24 @@ def grade(assignment: str, group: str, namespace: dict) -> float:
     Under autograde the output also carries a seal that nbgrader's process checks.
     """
     report = run_group(assignment, group, Submission(namespace))
-    print(_feedback.render(report))
+    _show(report)
     # Checked again here: a patched report class could claim points its results lack.
     earned = 0.0 if tampered() else report.earned
     if _sealer is not None:
         print(_sealer(assignment, group, earned))
     return earned
+
+
+def _show(report: GroupReport) -> None:
+    """In a kernel, one display output holding the text and its HTML (feedback pages show
+    the HTML, which wraps long lines inside the output box); elsewhere, the text printed."""
+    text = _feedback.render(report)
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or not hasattr(shell, "display_pub"):
+        print(text)
+        return
+    shell.display_pub.publish({"text/plain": text, "text/html": _feedback.render_html(report)}, metadata={})
 
 
 def _run_one(prop, submission) -> PropertyFailure | None:

@@ -1,0 +1,28 @@
+"""A scratch course with one submission autograded and its feedback generated, quickly.
+
+Plain nbgrader, each app in its own process as an instructor types it
+(:func:`autograder.tools.scratch.nbgrader`), minus the exchange: the notebook is put
+in ``submitted/<student>/<assignment>/`` as ``nbgrader collect`` would put it, so a
+test pays for four nbgrader runs (generate, autograde, feedback) instead of eight.
+``tests/test_cycle.py`` covers release, fetch, submit and collect.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from autograder.tools import scratch
+
+
+def autograded(course_dir: Path, assignment: str, student_id: str, notebook: Path) -> scratch.Course:
+    course = scratch.prepare_course(course_dir)
+    scratch.generate(course, [assignment])
+    folder = course.root / "submitted" / student_id / assignment
+    folder.mkdir(parents=True)
+    shutil.copyfile(notebook, folder / f"{assignment}.ipynb")
+    (folder / "timestamp.txt").write_text(datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+    scratch.nbgrader(course, ["autograde", assignment], course.root)
+    scratch.nbgrader(course, ["generate_feedback", assignment], course.root)
+    return course
