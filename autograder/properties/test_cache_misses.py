@@ -23,7 +23,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from autograder.kit import (
-    PropertyFailure, SignatureAudit, TRACES, VALUES, close, first_failure, float32_values, op_by_op, prop,
+    CallRaised, PropertyFailure, SignatureAudit, TRACES, VALUES, close, first_failure, float32_values, op_by_op,
+    prop,
     render, scalar, signature_of, vectors,
 )
 from autograder.kit.cache_log import CAUSES, CacheMissLog, classify
@@ -37,11 +38,23 @@ _SMOOTH_LENGTH = 5
 _STEPS = (1, 2)
 
 
-def _both_ways(call, x, *numbers):
-    """The student's result compiled (as called) and op by op (every jit disabled). The numbers stay
-    Python numbers both ways (a student may use them as they are, say as a dictionary key)."""
+def _both_ways(call, x, *numbers, data=True):
+    """The student's result compiled (as called) and op by op (every jit disabled).
+
+    Op by op, the numbers are first passed as they are, Python numbers (a plain wrapper may use
+    one as it is, say as a dictionary key). If that raises and the numbers are data, they are
+    passed again as jit hands them to a jitted function, weakly typed arrays (so `scale.astype(...)`,
+    right under jit, is right here too); only if both raise is the first error the student's."""
     compiled = call(x, *numbers)
-    eager = op_by_op(lambda v: call(v, *numbers), x)
+    try:
+        eager = op_by_op(lambda v: call(v, *numbers), x)
+    except CallRaised:
+        if not data:
+            raise
+        try:
+            eager = op_by_op(lambda v, *values: call(v, *values), x, *numbers)
+        except CallRaised:
+            eager = op_by_op(lambda v: call(v, *numbers), x)  # raises the first error again
     return ((compiled, ""), (eager, " run op by op"))
 
 
@@ -110,7 +123,7 @@ def test_smooth_matches_original(submission):
         text = render.call("smooth", (x, steps))
         expected = _smoothed(values, steps)
         scale = float(np.abs(values.astype(np.float64)).max()) + 1.0
-        for got, how in _both_ways(lambda v, n: submission.call("smooth", v, n), x, steps):
+        for got, how in _both_ways(lambda v, n: submission.call("smooth", v, n), x, steps, data=False):
             if got is None:
                 continue
             try:
@@ -271,6 +284,17 @@ def call(args, kwargs):
     return weigh_jit.trace(*args, **kwargs)
 
 
+def total(xs, k=1):
+    return sum(jnp.sum(v) for v in xs) * k
+
+
+total_jit = jax.jit(total, static_argnames=("k",))
+
+
+def call_total(args, kwargs):
+    return total_jit.trace(*args, **kwargs)
+
+
 def fresh_lambda(x):
     return jax.jit(lambda v: jnp.sum(v * 2.0)).trace(x)
 
@@ -307,9 +331,9 @@ def _run(steps) -> tuple[list[str], list[str]]:
     with CacheMissLog() as log:
         for step in steps:
             kind = step[0]
-            if kind == "call":
+            if kind in ("call", "total"):
                 _, args, kwargs, words = step
-                space["call"](args, kwargs)
+                space["call" if kind == "call" else "call_total"](args, kwargs)
             else:
                 _, shape, words = step
                 x = _abstract(shape, np.float32)
@@ -400,6 +424,11 @@ def _call(x, s, k=None, s_by_keyword=False):
     return ("call", (x, s), kwargs, f"weigh_jit({words})")
 
 
+def _total(n: int, k: int):
+    """A call of ``total_jit`` with a tuple of ``n`` float32[3] arrays and static ``k``."""
+    return ("total", (tuple(_f32((3,)) for _ in range(n)),), {"k": k}, f"total_jit({n} arrays float32[3], k={k})")
+
+
 _ARGUMENT_SCENARIOS = (
     # the lesson's five, one at a time
     [_call(_f32((3,)), 2.0), _call(_f32((5,)), 2.0)],
@@ -416,6 +445,10 @@ _ARGUMENT_SCENARIOS = (
     # a new shape of a 2-D array, and a weak type back the other way
     [_call(_f32((2, 3)), 2.0), _call(_f32((3, 2)), 2.0)],
     [_call(_f32((3,)), _f32(())), _call(_f32((3,)), 2.0)],
+    # a dtype of the same kind but another width, and one of another kind (independent-student pass)
+    [_call(_f32((3,)), 2.0), _call(_abstract((3,), np.float16), 2.0), _call(_abstract((3,), np.bool_), 2.0)],
+    # a structure change listed before a static value that changed too: the first difference decides
+    [_total(2, 1), _total(3, 2)],
 )
 
 _GENERATED_STEP = st.builds(
