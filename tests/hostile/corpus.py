@@ -548,7 +548,7 @@ CORPUS = (
     # -- the grader's own objects: patched, looked alike, or its seal key dug out
     Hostile(
         "inflates-group-report", LE, stub("observed_call") + (insert_after("observed_call", INFLATES_REPORT),),
-        zero(LE), feedback=r"replaced objects the grader relies on \(.*`autograder\._results\.GroupReport\.earned`",
+        zero(LE), feedback=r"replaced objects the grader relies on \(.*`autograder\.grading\.results\.GroupReport\.earned`",
     ),
     Hostile(
         "forges-seals", PM, stub("pad_batch", "masked_objective") + (insert_after("imports", FORGES_SEALS),),
