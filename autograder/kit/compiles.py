@@ -20,15 +20,9 @@ from __future__ import annotations
 
 import sys
 
-import jax
-
-from autograder.grading.results import PropertyFailure
-from autograder.kit.traces import _JAX_FOLDER, is_jax_internal
+from autograder.kit.traces import _JAX_FOLDER, EventLog, is_jax_internal
 
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
-#: Sent through JAX's monitoring at the end of every observation: if it does not
-#: arrive, the code under observation removed or bypassed the grader's listener.
-_CANARY = "<autograder compile canary>"
 #: The JAX frames of a compile on a call that hold the called function as ``fun``.
 _DISPATCH_FRAMES = ("cache_miss", "_run_python_pjit")
 _MAX_DEPTH = 40
@@ -57,7 +51,7 @@ def student_compiled() -> bool:
     return fn is None or not is_jax_internal(fn)
 
 
-class CompileLog:
+class CompileLog(EventLog):
     """Records the XLA compilations of the student's programs while it is active.
 
     >>> with CompileLog() as log:
@@ -67,38 +61,9 @@ class CompileLog:
     Compilations of JAX's own eager operations inside the block are not counted.
     """
 
-    def __init__(self):
-        self.names: list[str] = []
-        self._canary_seen = False
-
-    def _listen(self, event, duration_secs, **kwargs):
-        if event != _COMPILE_EVENT:
-            return
-        if kwargs.get("fun_name") == _CANARY:
-            self._canary_seen = True
-            return
-        if student_compiled():
-            self.names.append(kwargs.get("fun_name", "?"))
-
-    def __enter__(self) -> "CompileLog":
-        jax.monitoring.register_event_duration_secs_listener(self._listen)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        jax.monitoring.record_event_duration_secs(_COMPILE_EVENT, 0.0, fun_name=_CANARY)
-        try:
-            jax.monitoring.unregister_event_duration_listener(self._listen)
-        except (AssertionError, ValueError):
-            pass  # already removed by the code under observation; the canary reports it
-        if not self._canary_seen and exc[0] is None:
-            raise PropertyFailure(
-                "Tampering: JAX's compile events stopped reaching the grader while the notebook's code ran "
-                "(its monitoring listeners were removed or bypassed), so its compilations cannot be counted."
-            )
-
-    @property
-    def count(self) -> int:
-        return len(self.names)
+    EVENT = _COMPILE_EVENT
+    NOUN = "compile"
+    is_students = staticmethod(student_compiled)
 
 
 def compiles_during(fn, *args, **kwargs):

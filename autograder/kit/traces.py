@@ -87,7 +87,57 @@ def student_traced() -> bool:
     return fn is None or not is_jax_internal(fn)
 
 
-class TraceLog:
+class EventLog:
+    """Records one of JAX's monitoring events while active (a context manager), for the
+    student's code only: a subclass names the ``EVENT``, the ``NOUN`` feedback uses for it, and
+    ``is_students()``, the attribution made inside the listener.
+
+    A canary event is sent when the block ends; if it does not arrive, the code under
+    observation removed or bypassed the grader's listener, which is reported as tampering.
+    """
+
+    EVENT: str
+    NOUN: str
+
+    def __init__(self):
+        self.names: list[str] = []
+        self._canary_seen = False
+
+    @staticmethod
+    def is_students() -> bool:
+        raise NotImplementedError
+
+    def _listen(self, event, duration_secs, **kwargs):
+        if event != self.EVENT:
+            return
+        if kwargs.get("fun_name") == _CANARY:
+            self._canary_seen = True
+            return
+        if self.is_students():
+            self.names.append(kwargs.get("fun_name", "?"))
+
+    def __enter__(self):
+        jax.monitoring.register_event_duration_secs_listener(self._listen)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        jax.monitoring.record_event_duration_secs(self.EVENT, 0.0, fun_name=_CANARY)
+        try:
+            jax.monitoring.unregister_event_duration_listener(self._listen)
+        except (AssertionError, ValueError):
+            pass  # already removed by the code under observation; the canary reports it
+        if not self._canary_seen and exc[0] is None:
+            raise PropertyFailure(
+                f"Tampering: JAX's {self.NOUN} events stopped reaching the grader while the notebook's code ran "
+                f"(its monitoring listeners were removed or bypassed), so its {self.NOUN}s cannot be counted."
+            )
+
+    @property
+    def count(self) -> int:
+        return len(self.names)
+
+
+class TraceLog(EventLog):
     """Records the traces of the student's code while it is active (a context manager).
 
     >>> with TraceLog() as log:
@@ -98,38 +148,9 @@ class TraceLog:
     ``jit``) trace JAX's own small programs; they are not counted.
     """
 
-    def __init__(self):
-        self.names: list[str] = []
-        self._canary_seen = False
-
-    def _listen(self, event, duration_secs, **kwargs):
-        if event != _TRACE_EVENT:
-            return
-        if kwargs.get("fun_name") == _CANARY:
-            self._canary_seen = True
-            return
-        if student_traced():
-            self.names.append(kwargs.get("fun_name", "?"))
-
-    def __enter__(self) -> "TraceLog":
-        jax.monitoring.register_event_duration_secs_listener(self._listen)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        jax.monitoring.record_event_duration_secs(_TRACE_EVENT, 0.0, fun_name=_CANARY)
-        try:
-            jax.monitoring.unregister_event_duration_listener(self._listen)
-        except (AssertionError, ValueError):
-            pass  # already removed by the code under observation; the canary reports it
-        if not self._canary_seen and exc[0] is None:
-            raise PropertyFailure(
-                "Tampering: JAX's trace events stopped reaching the grader while the notebook's code ran "
-                "(its monitoring listeners were removed or bypassed), so its traces cannot be counted."
-            )
-
-    @property
-    def count(self) -> int:
-        return len(self.names)
+    EVENT = _TRACE_EVENT
+    NOUN = "trace"
+    is_students = staticmethod(student_traced)
 
 
 def traces_during(fn, *args, **kwargs):
