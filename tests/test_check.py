@@ -184,3 +184,21 @@ def test_the_command_prints_one_line_per_problem_and_fails(course):
         "mean_matches_numpy 1, max_matches_numpy 1); set the cell's points to 3",
     ]
     assert "course check: 1 problem(s) in 1 assignment(s)" in proc.stderr
+
+
+def test_the_readme_goal_table_names_real_properties():
+    """Each row of the README's learning-goal table names notebooks and properties that exist."""
+    from autograder import assignments, properties_of
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Learning goals"):]
+    section = section[:section.index("\n## ", 1)]
+    rows = [line for line in section.splitlines() if line.startswith("| 00")]
+    assert len(rows) >= 10, rows
+    for row in rows:
+        _, seed, goal, notebooks, checked, _ = [cell.strip() for cell in row.split("|")]
+        named = [n.strip(" `") for n in notebooks.split(",")]
+        assert set(named) <= set(assignments()), row
+        known = {p.name for a in named for p in properties_of(a)}
+        listed = {n.strip(" `") for n in checked.split(",")}
+        assert listed <= known, (row, sorted(listed - known))
