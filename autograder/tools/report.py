@@ -598,6 +598,8 @@ table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc
 vertical-align:top;text-align:left}th{background:#f3f3f3}code,pre{font-family:ui-monospace,monospace;
 font-size:.85rem}pre{white-space:pre-wrap;margin:0}.num{text-align:right}.warn{color:#a33}
 section.failing{border-left:4px solid #cc6677;padding-left:1rem;margin-bottom:1.5rem}
+table.properties{table-layout:fixed;width:100%}table.properties td:first-child{overflow-wrap:anywhere}
+table.properties col.name{width:16%}table.properties col.n{width:5%}table.properties col.text{width:27%}th{font-size:.75rem}
 """
 
 
@@ -632,7 +634,9 @@ def render_html(report: ClassReport) -> str:
         f'<figure class="chart" id="histogram">{histogram_svg(report)}</figure>',
         '<h2 id="properties">Properties, hardest first</h2>',
         f'<figure class="chart" id="pass-rates">{pass_rate_svg(report)}</figure>',
-        '<table id="property-table"><thead><tr><th>property</th><th>group</th><th>points</th><th>pass</th>'
+        '<table id="property-table" class="properties"><colgroup><col class="name"><col class="n"><col class="n">'
+        '<col class="n"><col class="n"><col class="n"><col class="n"><col class="text"><col class="text"></colgroup>'
+        '<thead><tr><th>property</th><th>group</th><th>points</th><th>pass</th>'
         "<th>fail</th><th>no feedback</th><th>pass rate</th><th>title</th><th>hint</th></tr></thead><tbody>",
     ]
     for p in report.properties:
