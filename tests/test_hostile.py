@@ -46,8 +46,8 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default import ExchangeSubmit
 from traitlets.config import Config
 
+from autograder.confinement.jail import PROCESSES  # not from the sandbox: importing it confines this very process
 from autograder.confinement.preprocessors import grader_lines
-from autograder.confinement.sandbox import PROCESSES
 from autograder.grading.cells import is_autograder_test
 from autograder.tools import scratch
 

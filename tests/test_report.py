@@ -105,7 +105,8 @@ def feedback_passes(root: Path) -> tuple[Counter, set[str]]:
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:
             for out in cell.get("outputs", []):
-                for line in out.get("text", "").splitlines():
+                printed = out.get("text", "") or out.get("data", {}).get("text/plain", "")
+                for line in printed.splitlines():
                     m = re.match(r"\s+PASS\s+(.+) \(\d+ of \d+\)$", line)
                     if m:
                         passes[name_of[m[1]]] += 1
@@ -231,9 +232,10 @@ def test_hostile_text_is_escaped(course, tmp_path):
     evil = '<script>alert("x")</script><img src=x onerror=alert(1)>'
     for cell in nb["cells"]:
         for out in cell.get("outputs", []):
-            if out.get("name") == "stdout" and "FAIL" in "".join(out["text"]):
-                text = "".join(out["text"])
-                out["text"] = re.sub(r"(Problem:\s+)", r"\1" + evil.replace("\\", r"\\"), text, count=1)
+            data = out.get("data", {})
+            if out.get("output_type") == "display_data" and "FAIL" in "".join(data.get("text/plain", "")):
+                text = "".join(data["text/plain"])
+                data["text/plain"] = re.sub(r"(Problem:\s+)", r"\1" + evil.replace("\\", r"\\"), text, count=1)
     path.write_text(json.dumps(nb))
     report = class_report.build(A, root)
     page = class_report.render_html(report)

@@ -341,6 +341,16 @@ def _text(value) -> str:
     return "".join(value) if isinstance(value, list) else str(value or "")
 
 
+def _feedback_text(output: dict) -> str:
+    """The feedback text an output of a grade cell holds: grade() shows it as a display output
+    (text and HTML), and printed it on stdout before it did."""
+    if output.get("output_type") == "display_data":
+        return _text((output.get("data") or {}).get("text/plain")) + "\n"
+    if output.get("output_type") == "stream" and output.get("name") == "stdout":
+        return _text(output.get("text"))
+    return ""
+
+
 def _parse_feedback(text: str) -> list[dict]:
     """The group blocks of a grade cell's stdout: header numbers and one entry per property."""
     groups: list[dict] = []
@@ -435,8 +445,7 @@ class _Collector:
                 continue
             call = _GRADE_CALL.search(_text(cell.get("source")))
             group = call[2] if call and call[1] == self.assignment else None
-            stdout = "".join(_text(o.get("text")) for o in outputs
-                             if o.get("output_type") == "stream" and o.get("name") == "stdout")
+            stdout = "".join(_feedback_text(o) for o in outputs)
             blocks = [b for b in _parse_feedback(stdout) if b["assignment"] == self.assignment]
             for block in blocks:
                 earned += _number(block["earned"]) or 0.0
