@@ -1,4 +1,4 @@
-"""Student: Part A correct (module-level jits with static_argnums=(1,)). miss_cause's regex was
+r"""Student: Part A correct (module-level jits with static_argnums=(1,)). miss_cause's regex was
 fitted to the examples: dtype `[a-z]+\d+` and shape `\[(\d*)\]`, so `bool[3]` and any multi-dimensional
 shape (`f32[2,3]`) fail to match and fall through to "weak type". Self-checks pass. MISTAKE.
 """
