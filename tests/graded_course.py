@@ -9,8 +9,6 @@ test pays for four nbgrader runs (generate, autograde, feedback) instead of eigh
 
 from __future__ import annotations
 
-import shutil
-from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.tools import scratch
@@ -19,10 +17,7 @@ from autograder.tools import scratch
 def autograded(course_dir: Path, assignment: str, student_id: str, notebook: Path) -> scratch.Course:
     course = scratch.prepare_course(course_dir)
     scratch.generate(course, [assignment])
-    folder = course.root / "submitted" / student_id / assignment
-    folder.mkdir(parents=True)
-    shutil.copyfile(notebook, folder / f"{assignment}.ipynb")
-    (folder / "timestamp.txt").write_text(datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+    scratch.place_submission(course, student_id, assignment, notebook)
     scratch.nbgrader(course, ["autograde", assignment], course.root)
     scratch.nbgrader(course, ["generate_feedback", assignment], course.root)
     return course

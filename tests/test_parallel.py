@@ -170,7 +170,7 @@ def graded(tmp_path_factory) -> Graded:
     handed_in = submissions(work / "notebooks")
     when = datetime.datetime.now(datetime.timezone.utc)
     for sid, notebook in handed_in.items():
-        _bench_course.place_submission(serial, sid, ASSIGNMENT, notebook, when)
+        scratch.place_submission(serial, sid, ASSIGNMENT, notebook, when)
     parallel_course = _bench_course.clone_course(serial, work / "parallel")
     students = sorted(handed_in)
 

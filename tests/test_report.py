@@ -49,12 +49,11 @@ def _edited(cell_id: str, append: str = "", insert_after: str = "") -> nbformat.
 
 
 def _submit(course: scratch.Course, student: str, nb) -> None:
-    folder = course.root / "submitted" / student / A
-    folder.mkdir(parents=True)
-    if isinstance(nb, Path):
-        shutil.copyfile(nb, folder / f"{A}.ipynb")
-    else:
-        nbformat.write(nb, folder / f"{A}.ipynb")
+    if not isinstance(nb, Path):
+        path = course.root.parent / f"{student}.ipynb"
+        nbformat.write(nb, path)
+        nb = path
+    scratch.place_submission(course, student, A, nb)
 
 
 @pytest.fixture(scope="module")

@@ -120,17 +120,6 @@ def make_notebook(assignment: str, kind: str, out_dir: Path) -> Path:
     return out
 
 
-def place_submission(
-    course: scratch.Course, student: str, assignment: str, notebook: Path, when: datetime.datetime
-) -> Path:
-    """Put a notebook in ``submitted/`` as ``nbgrader collect`` leaves it."""
-    dest = course.root / "submitted" / student / assignment
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(notebook, dest / f"{assignment}.ipynb")
-    (dest / "timestamp.txt").write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
-    return dest
-
-
 # ---------------------------------------------------------------- courses
 
 
@@ -197,6 +186,6 @@ def build(root: Path, assignments: list[str], students: int) -> BenchCourses:
                 notebooks[a, kind] = make_notebook(a, kind, root / "notebooks")
             kinds[sid, a] = kind
             for course in (serial, floor):
-                place_submission(course, sid, a, notebooks[a, kind], when)
+                scratch.place_submission(course, sid, a, notebooks[a, kind], when)
     parallel = clone_course(serial, root / "parallel")
     return BenchCourses(root, floor, serial, parallel, kinds, notebooks)
