@@ -3,7 +3,7 @@
 Plain nbgrader, each app in its own process as an instructor types it
 (:func:`autograder.tools.scratch.nbgrader`), minus the exchange: the notebook is put
 in ``submitted/<student>/<assignment>/`` as ``nbgrader collect`` would put it, so a
-test pays for four nbgrader runs (generate, autograde, feedback) instead of eight.
+test pays for three nbgrader runs (generate, autograde, feedback) instead of eight.
 ``tests/test_cycle.py`` covers release, fetch, submit and collect.
 """
 

@@ -44,7 +44,7 @@ def test_source_holds_exactly_the_course_assignments():
         assert (SOURCE / a / f"{a}.ipynb").is_file(), f"source/{a}/{a}.ipynb is missing"
 
 
-def test_release_holds_only_the_four_notebooks():
+def test_release_holds_only_the_course_notebooks():
     files = {str(p.relative_to(RELEASE)) for p in RELEASE.rglob("*") if p.is_file()}
     assert files == {f"{a}/{a}.ipynb" for a in COURSE_ASSIGNMENTS}
 
