@@ -23,6 +23,7 @@ from nbgrader.utils import is_grade, is_solution
 from autograder.confinement import seal as _seal
 from autograder.confinement import PACKAGE_ROOT
 from autograder.confinement.kernel_manager import ConfinedKernelManager
+from autograder.grading.cells import GRADE_CALL
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: What tracebacks and listings put before a source line: arrows, line numbers.
@@ -105,7 +106,6 @@ class ScrubGraderSource(NbGraderPreprocessor):
         return cell, resources
 
 
-_GRADE_CALL = re.compile(r"""grade\(\s*["'](\w+)["']\s*,\s*["'](\w+)["']""")
 _KEY = "autograder_seal_key"
 
 
@@ -137,7 +137,7 @@ class VerifySeals(NbGraderPreprocessor):
         return nb, resources
 
     def _verify(self, cell, key):
-        call = _GRADE_CALL.search(cell.source)
+        call = GRADE_CALL.search(cell.source)
         if call is None:
             return  # a test cell without a hidden grader call is scored by nbgrader as usual
         text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")

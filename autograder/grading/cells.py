@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
+#: The call a grade cell's hidden region makes, ``grade("<assignment>", "<group>", ...)``:
+#: groups 1 and 2 are the assignment and the group.
+GRADE_CALL = re.compile(r"""grade\(\s*["'](\w+)["']\s*,\s*["'](\w+)["']""")
+
 
 def nbgrader_of(cell: dict) -> dict:
     """The cell's nbgrader metadata (empty for an ordinary cell)."""

@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.grading.cells import is_autograder_test
+from autograder.grading.cells import GRADE_CALL, is_autograder_test
 from autograder.grading.registry import assignments as course_assignments
 from autograder.grading.registry import properties_of
 from autograder.tools.errors import ToolError
@@ -52,8 +52,6 @@ _RESULT = re.compile(r"^  (?P<verdict>PASS|FAIL)  (?P<title>.*) \((?P<earned>\S+
 _FIELD = re.compile(r"^ {8}(?P<label>Problem|Example|Got|Expected|Hint):")
 _FIELD_TEXT = 18  # the text starts here: eight spaces, then the label and its colon padded to ten
 _CONTINUATION = " " * 8
-#: The hidden call a grade cell holds (autograder.confinement.preprocessors._GRADE_CALL).
-_GRADE_CALL = re.compile(r"""grade\(\s*["'](\w+)["']\s*,\s*["'](\w+)["']""")
 
 # ---------------------------------------------------------------- limits and tampering, in the code's words
 
@@ -443,7 +441,7 @@ class _Collector:
                     self._flag(student, kind, where, f"{o.get('ename')}: {_text(o.get('evalue'))}".rstrip(": "))
             if not is_autograder_test(cell):
                 continue
-            call = _GRADE_CALL.search(_text(cell.get("source")))
+            call = GRADE_CALL.search(_text(cell.get("source")))
             group = call[2] if call and call[1] == self.assignment else None
             stdout = "".join(_feedback_text(o) for o in outputs)
             blocks = [b for b in _parse_feedback(stdout) if b["assignment"] == self.assignment]
