@@ -79,3 +79,41 @@ def test_correct_answers_keep_full_points_with_jax_logging_on(tmp_path):
         assert all(o.name == "stdout" for o in streams), (assignment, group, cell.outputs)
         results = [o for o in cell.outputs if o.output_type == "execute_result"]
         assert float(results[0].data["text/plain"]) == points, (assignment, group, cell.outputs)
+
+
+_DRAW = """
+import importlib.util, sys
+from hypothesis import given, strategies as st
+from autograder.kit import VALUES, float32_values
+
+if len(sys.argv) > 1:  # a module of the student's own, full of numbers, loaded before grading
+    spec = importlib.util.spec_from_file_location("students_constants", sys.argv[1])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+
+seen = []
+
+@VALUES
+@given(float32_values(), st.integers(-10**6, 10**6))
+def draw(x, n):
+    seen.append((x.shape, x.tolist(), n))
+
+draw()
+print(repr(seen))
+"""
+
+
+def test_examples_do_not_depend_on_the_modules_loaded(tmp_path):
+    """Hypothesis favours constants it finds in local modules' source; a grade must not
+    depend on which modules a kernel (or a student) happened to load."""
+    constants = tmp_path / "students_constants.py"
+    constants.write_text("".join(f"C{i} = {v!r}\n" for i, v in enumerate([777777, -31337, 2.5e7, 0.125, 1e-3, 123456])))
+
+    def examples(*argv):
+        return subprocess.run([sys.executable, "-c", _DRAW, *argv], capture_output=True, text=True, check=True,
+                              cwd=tmp_path).stdout
+
+    plain, with_module = examples(), examples(str(constants))
+    assert "777777" not in with_module and "-31337" not in with_module
+    assert plain == with_module

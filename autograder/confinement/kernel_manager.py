@@ -27,6 +27,7 @@ from nbgrader.coursedir import CourseDirectory
 
 from autograder.confinement import jail as _jail
 from autograder.confinement import PACKAGE_ROOT
+from autograder.grading import compiler
 
 
 _JAIL = Path(_jail.__file__).resolve()
@@ -103,10 +104,12 @@ def kill_leftovers(pid: int) -> int:
 
 
 class ConfinedKernelManager(AsyncKernelManager):
-    """An AsyncKernelManager whose kernels start inside :mod:`autograder.confinement.jail`."""
+    """An AsyncKernelManager whose kernels start inside :mod:`autograder.confinement.jail`,
+    compiling as :mod:`autograder.grading.compiler` says."""
 
     async def _async_pre_start_kernel(self, **kw):
         cmd, kw = await super()._async_pre_start_kernel(**kw)
+        kw["env"] = compiler.kernel_environment(kw.get("env") or dict(os.environ))
         if not can_confine():
             self.log.warning("autograder: grading kernels run unconfined: %s", why_not_confined())
         else:

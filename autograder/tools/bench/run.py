@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from autograder.grading import compiler
 from autograder.tools import scratch
 from autograder.tools.bench import courses as _bench_course
 from autograder.tools.bench import measure
@@ -175,7 +176,8 @@ def _probe_all(courses, env: dict) -> dict[tuple[str, str], dict]:
         assignment, kind = key
         proc = subprocess.run(
             [sys.executable, "-m", "autograder.tools.bench.probe", assignment, str(courses.notebooks[key])],
-            capture_output=True, text=True, env=env, cwd=courses.root, stdin=subprocess.DEVNULL,
+            capture_output=True, text=True, env=compiler.kernel_environment(env), cwd=courses.root,
+            stdin=subprocess.DEVNULL,  # compiling as a grading kernel does
         )
         if proc.returncode:
             raise scratch.CycleError(f"bench: probing {assignment}/{kind} failed:\n{proc.stderr[-2000:]}")
