@@ -20,6 +20,10 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # a cell still running after 150 s is stuck, and only that cell loses points.
 c.Execute.timeout = 150
 c.Execute.interrupt_on_timeout = True
+# Outputs are in nbgrader's hands once the last cell ran: kill the kernel then, rather than
+# wait ~0.4 s for a graceful exit; what it left running is killed right after
+# (autograder/confinement/kernel_manager.py, kill_leftovers).
+c.Execute.shutdown_kernel = "immediate"
 
 # Confine every autograde kernel before the notebook's first cell: memory, file size
 # and process caps, and a record of the genuine grading objects (autograder/confinement/sandbox.py).
