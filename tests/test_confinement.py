@@ -1,8 +1,9 @@
 """What a grading kernel can see and do, asked from inside a real one.
 
 nbgrader's own Execute preprocessor, as this course configures it (ConfinedExecute),
-runs small notebooks in a scratch course; their cells report what they find. Fast
-(a few kernels); tests/test_hostile.py does the same through whole autograde batches.
+runs small notebooks in a scratch course; their cells report what they find, in a
+kernel forked from the fork server and in one started afresh. Fast (a few
+kernels); tests/test_hostile.py does the same through whole autograde batches.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from conftest import REPO, kernel_child_alive
 from hostile.corpus import OUTLIVES_KERNEL
 from jupyter_core.paths import jupyter_runtime_dir
@@ -24,6 +26,16 @@ from traitlets.config import Config
 from autograder.confinement import jail as _jail
 from autograder.confinement import kernel_manager
 from autograder.confinement.preprocessors import ConfinedExecute
+
+
+_kernels = {"fork_server": True}
+
+
+@pytest.fixture(autouse=True, params=["forked", "fresh"])
+def kernels(request):
+    """Every question asked of a kernel forked from the fork server and of one started afresh."""
+    _kernels["fork_server"] = request.param == "forked"
+    yield request.param
 
 
 def _course(tmp_path: Path) -> tuple[Config, Path]:
@@ -41,6 +53,7 @@ def _course(tmp_path: Path) -> tuple[Config, Path]:
         "--HistoryManager.hist_file=:memory:", "--IPKernelApp.exec_lines=['import autograder.confinement.sandbox']",
     ]
     config.Execute.timeout = 60
+    config.ConfinedKernelManager.fork_server = _kernels["fork_server"]
     return config, folder
 
 

@@ -76,8 +76,9 @@ def pids_groups(pid: int) -> list[Path]:
     return [root / "autograder-kernels" / str(pid) for root in CGROUP_ROOTS]
 
 
-def join_pids_cgroup(pid: int) -> Path | None:
-    """A fresh ``pids`` cgroup (v1 or v2) for ``pid``, capped at PROCESSES."""
+def join_pids_cgroup(pid: int, member: int | None = None) -> Path | None:
+    """A fresh ``pids`` cgroup (v1 or v2) named for ``pid``, capped at PROCESSES, with
+    ``member`` (``pid`` itself unless given) in it."""
     for group in pids_groups(pid):
         if not (group.parent.parent / "cgroup.procs").exists():
             continue
@@ -88,7 +89,7 @@ def join_pids_cgroup(pid: int) -> Path | None:
                     stale.rmdir()  # refused while a process is still in it
             group.mkdir(exist_ok=True)
             (group / "pids.max").write_text(str(PROCESSES))
-            (group / "cgroup.procs").write_text(str(pid))
+            (group / "cgroup.procs").write_text(str(pid if member is None else member))
             return group
         except OSError:
             continue
@@ -129,10 +130,15 @@ def _private_mount_namespace() -> None:
     mount(None, "/", None, _MS_REC | _MS_PRIVATE)
 
 
-def enter(cwd: str, hide: list[str], keep: list[str]) -> int:
-    """Build the kernel's view of the machine (see the module doc); return its user id."""
-    uid = kernel_uid(os.getpid())
-    join_pids_cgroup(os.getpid())
+def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None) -> int:
+    """Build the kernel's view of the machine (see the module doc); return its user id.
+
+    ``owner`` is the pid nbgrader knows the kernel by, which names the kernel's
+    user and cgroup: this process's own, unless a fork server
+    (:mod:`autograder.confinement.forkserver`) made it for a launcher of that pid."""
+    owner = os.getpid() if owner is None else owner
+    uid = kernel_uid(owner)
+    join_pids_cgroup(owner, member=os.getpid())
     _seal_key_to_pipe()
     _private_mount_namespace()
 
@@ -188,18 +194,26 @@ def probe() -> None:
     sys.exit(0)
 
 
-def main(argv: list[str]) -> None:
-    if argv == ["--probe"]:
-        probe()
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    """``--cwd DIR --hide P --keep P -- KERNEL...``: the namespace, with the kernel's command as ``kernel``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cwd", required=True)
     parser.add_argument("--hide", action="append", default=[])
     parser.add_argument("--keep", action="append", default=[])
     parser.add_argument("kernel", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
-    kernel = args.kernel[1:] if args.kernel[:1] == ["--"] else args.kernel
+    args.kernel = args.kernel[1:] if args.kernel[:1] == ["--"] else args.kernel
+    args.cwd = os.path.abspath(args.cwd)
+    return args
+
+
+def main(argv: list[str]) -> None:
+    if argv == ["--probe"]:
+        probe()
+    args = parse_arguments(argv)
+    kernel = args.kernel
     try:
-        uid = enter(os.path.abspath(args.cwd), args.hide, args.keep)
+        uid = enter(args.cwd, args.hide, args.keep)
     except OSError as error:  # nothing started yet: say why, and let nbgrader report a dead kernel
         print(f"autograder: cannot confine the grading kernel: {error}", file=sys.stderr)
         sys.exit(70)

@@ -6,6 +6,13 @@ own) and, when the kernel is gone, kills whatever the notebook started that is
 still running (processes of that user, members of that cgroup), so a daemon a
 notebook forks cannot outlive its grading.
 
+Kernels are forks of a server that imported ipykernel, JAX and the graders once
+(:mod:`autograder.confinement.forkserver`; nbgrader runs its client,
+:mod:`autograder.confinement.forkclient`, as the kernel's process). The same jail is
+built in each fork. Where the server cannot start, or with
+``c.ConfinedKernelManager.fork_server = False``, each kernel is started afresh through
+the jail instead, with a line in nbgrader's log saying why.
+
 Where confinement cannot work (not Linux, not root, no mount namespaces), kernels
 start as nbgrader starts them, with a warning in nbgrader's log; the sandbox still
 applies the limits it can.
@@ -24,13 +31,18 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.coursedir import CourseDirectory
+from traitlets import Bool
 
+from autograder.confinement import forkserver
 from autograder.confinement import jail as _jail
 from autograder.confinement import PACKAGE_ROOT
 from autograder.grading import compiler
 
 
 _JAIL = Path(_jail.__file__).resolve()
+_FORKCLIENT = Path(forkserver.forkclient.__file__).resolve()
+_server: forkserver.Server | None = None  # this process's fork server, once started
+_no_server: str | None = None  # why there is none, once it failed
 
 
 @functools.lru_cache(maxsize=1)
@@ -64,6 +76,12 @@ def kept_paths(connection_file: str) -> list[str]:
     here = os.getcwd()
     keep.update(p for p in sys.path if p and os.path.abspath(p) != here and os.path.exists(p))
     return sorted(os.path.realpath(path) for path in keep)
+
+
+def _forkable(cmd: list[str]) -> bool:
+    """Whether the kernel's command is this Python's ipykernel, which the fork server runs."""
+    return (len(cmd) > 3 and cmd[1:3] == ["-m", "ipykernel_launcher"]
+            and os.path.realpath(cmd[0]) == os.path.realpath(sys.executable))
 
 
 def members(pid: int) -> set[int]:
@@ -103,21 +121,41 @@ def kill_leftovers(pid: int) -> int:
     return killed
 
 
+def fork_server(env: dict[str, str], log) -> forkserver.Server | None:
+    """This process's fork server, started on first use; None (said once in the log) if it cannot run."""
+    global _server, _no_server
+    if _server is not None and not _server.running():
+        _no_server, _server = f"the fork server exited with code {_server.process.returncode}", None
+        log.warning("autograder: %s; kernels start afresh through the jail from now on", _no_server)
+    if _server is None and _no_server is None:
+        try:
+            _server = forkserver.Server(env)
+        except (OSError, RuntimeError) as error:
+            _no_server = str(error)
+            log.warning("autograder: no fork server (%s); kernels start afresh through the jail", error)
+    return _server
+
+
 class ConfinedKernelManager(AsyncKernelManager):
     """An AsyncKernelManager whose kernels start inside :mod:`autograder.confinement.jail`,
     compiling as :mod:`autograder.grading.compiler` says."""
+
+    fork_server = Bool(True, config=True, help="Fork kernels from a server that imported their modules once.")
 
     async def _async_pre_start_kernel(self, **kw):
         cmd, kw = await super()._async_pre_start_kernel(**kw)
         kw["env"] = compiler.kernel_environment(kw.get("env") or dict(os.environ))
         if not can_confine():
             self.log.warning("autograder: grading kernels run unconfined: %s", why_not_confined())
-        else:
-            cwd = kw.get("cwd") or os.getcwd()
-            hide = [arg for path in hidden_paths(self.config) for arg in ("--hide", path)]
-            keep = [arg for path in kept_paths(self.connection_file) for arg in ("--keep", path)]
-            cmd = [sys.executable, str(_JAIL), "--cwd", str(cwd), *hide, *keep, "--", *cmd]
-        return cmd, kw
+            return cmd, kw
+        cwd = kw.get("cwd") or os.getcwd()
+        hide = [arg for path in hidden_paths(self.config) for arg in ("--hide", path)]
+        keep = [arg for path in kept_paths(self.connection_file) for arg in ("--keep", path)]
+        jail_arguments = ["--cwd", str(cwd), *hide, *keep, "--", *cmd]
+        server = fork_server(kw["env"], self.log) if self.fork_server and _forkable(cmd) else None
+        if server is not None:
+            return [sys.executable, "-I", "-S", str(_FORKCLIENT), "--socket", server.path, *jail_arguments], kw
+        return [sys.executable, str(_JAIL), *jail_arguments], kw
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         pid = getattr(self.provisioner, "pid", None)

@@ -1,0 +1,269 @@
+"""A fork server for grading kernels: everything imported once, a fresh fork per kernel.
+
+    python -m autograder.confinement.forkserver SOCKET     # started by the kernel manager
+
+A fresh grading kernel spends most of its start-up importing ipykernel, JAX,
+hypothesis and the graders. The kernel manager
+(:mod:`autograder.confinement.kernel_manager`) starts this process once per
+nbgrader process, as root and outside any jail. It imports all of that once,
+without starting JAX's backend or any thread, says ``ready`` on its standard
+output, and then, for each kernel a client (:mod:`autograder.confinement.forkclient`)
+asks for, forks:
+
+- a *monitor*, which forks the kernel, tells the client its pid and, when it
+  ends, its exit code; if the client goes away first (nbgrader killed it), the
+  monitor kills the kernel;
+- the *kernel*, single-threaded as the jail needs. It takes the client's
+  streams and environment, closes every other descriptor, draws new random
+  seeds, builds the jail (:func:`autograder.confinement.jail.enter`, keyed to the
+  client's pid, whose user and cgroup nbgrader cleans up after), and runs
+  IPKernelApp, whose first line imports the sandbox as in any grading kernel.
+
+Each kernel is a new fork of the server, never reused, so nothing of one
+notebook reaches another; nothing a kernel does reaches the server. The socket
+lies in a folder only root may enter, only a root client is served
+(``SO_PEERCRED``), and a kernel's private ``/tmp`` cannot see it. The server exits
+when its standard input closes: nbgrader's process is gone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import importlib.util
+import os
+import random
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+
+from autograder.confinement import forkclient, jail
+
+#: Modules a grading kernel imports before its first cell; the graders come through the registry.
+PRELOAD = (
+    "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "IPython",
+    "numpy", "jax", "jax.numpy", "hypothesis", "hypothesis.extra.numpy",
+    "autograder.grading.grade", "autograder.grading.integrity", "autograder.grading.registry",
+    "autograder.confinement.seal", "autograder.kit",
+)
+_KERNEL_MODULE = ["-m", "ipykernel_launcher"]
+
+
+#: Environment variables the imports set for themselves (JAX sets a few): a fresh kernel has them too.
+_set_by_imports: dict[str, str] = {}
+
+
+def preload() -> None:
+    """Import what a kernel needs, then check the process is still fit to fork a jail from."""
+    before = dict(os.environ)
+    for name in PRELOAD:
+        importlib.import_module(name)
+    from autograder.grading import registry
+
+    for assignment in registry.assignments():
+        registry.properties_of(assignment)
+    from autograder.kit import settings
+
+    shutil.rmtree(settings.HOME, ignore_errors=True)  # each kernel makes it in its own /tmp
+    _set_by_imports.update({k: v for k, v in os.environ.items() if k not in before})
+    problems = why_not_forkable()
+    if problems:
+        raise RuntimeError("; ".join(problems))
+
+
+def why_not_forkable() -> list[str]:
+    """What would make a fork of this process unsound: threads, a started JAX backend, the sandbox."""
+    problems = []
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1 or threading.active_count() != 1:
+        problems.append(f"{threads} threads are running (a fork keeps only one)")
+    from jax._src import xla_bridge
+
+    if getattr(xla_bridge, "_backends", None):
+        problems.append("JAX's backend has started")
+    if "autograder.confinement.sandbox" in sys.modules:
+        problems.append("the sandbox has run")
+    return problems
+
+
+def serve(path: str) -> None:
+    """Answer clients on ``path`` until standard input closes."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.chmod(path, 0o600)
+    listener.listen(16)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # monitors are reaped by the system
+    print("ready", flush=True)
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
+            return
+        if listener in ready:
+            conn, _ = listener.accept()
+            _accept(listener, conn)
+
+
+def _accept(listener: socket.socket, conn: socket.socket) -> None:
+    fds: list[int] = []
+    try:
+        pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        request, fds = forkclient.receive(conn, max_fds=3)
+        if uid != 0 or not request or request.get("pid") != pid or len(fds) != 3:
+            forkclient.send(conn, {"error": "refused: not a root client's request with its three streams"})
+            return
+        if os.fork() == 0:  # the monitor
+            try:
+                listener.close()
+                os.close(sys.stdin.fileno())
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                _monitor(conn, request, fds)
+            finally:
+                os._exit(0)
+    except (OSError, ValueError) as error:
+        print(f"autograder fork server: a request failed: {error}", file=sys.stderr, flush=True)
+    finally:
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+
+
+def _monitor(conn: socket.socket, request: dict, fds: list[int]) -> None:
+    kernel = os.fork()
+    if kernel == 0:
+        code = forkclient.NO_KERNEL
+        try:
+            code = _run_kernel(request, fds, monitor=os.getppid())
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            _exit_like_python(code)
+    for fd in fds:
+        os.close(fd)
+    fds.clear()
+    forkclient.send(conn, {"kernel": kernel})
+    ended = os.pidfd_open(kernel)
+    while True:
+        ready, _, _ = select.select([conn, ended], [], [])
+        if ended in ready:
+            _, status = os.waitpid(kernel, 0)
+            forkclient.send(conn, {"exit_code": os.waitstatus_to_exitcode(status)})
+            return
+        if not conn.recv(1):  # the client is gone: so must the kernel be
+            os.kill(kernel, signal.SIGKILL)
+            os.waitpid(kernel, 0)
+            return
+
+
+def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
+    """In the kernel's process: become what ``python -m ipykernel_launcher`` in the jail would be."""
+    os.setsid()
+    for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the server's socket, the monitor's, anything inherited
+    os.environ.clear()
+    os.environ.update({**_set_by_imports, **request["env"]})
+    os.environ["JPY_PARENT_PID"] = str(monitor)  # the kernel exits if its parent does
+    _reseed()
+
+    arguments = jail.parse_arguments(request["argv"])
+    if arguments.kernel[1:3] != _KERNEL_MODULE:
+        raise RuntimeError(f"not an ipykernel command: {arguments.kernel!r}")
+    uid = jail.enter(arguments.cwd, arguments.hide, arguments.keep, owner=request["pid"])
+    os.environ[jail.UID_ENV] = str(uid)
+
+    from autograder.kit import settings
+
+    os.makedirs(settings.HOME, mode=0o700, exist_ok=True)
+    from jax._src import pretty_printer
+
+    pretty_printer.CAN_USE_COLOR = True  # what JAX decides when first imported inside a Jupyter kernel
+    from ipykernel import kernelapp
+
+    sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *arguments.kernel[3:]]
+    # IPKernelApp read JPY_PARENT_PID when the server imported it: name the parent now.
+    kernelapp.IPKernelApp.launch_instance(argv=arguments.kernel[3:], parent_handle=monitor)
+    return 0
+
+
+def _reseed() -> None:
+    """Every fork starts with the server's random state: give each kernel its own, as a fresh one has."""
+    random.seed()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+
+
+def _exit_like_python(code: int) -> None:
+    """What leaving the interpreter does (atexit, flushed streams), then leave this fork only."""
+    try:
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    finally:
+        os._exit(code)
+
+
+class Server:
+    """nbgrader's handle on its fork server: started once, asked whether it still runs, closed at exit."""
+
+    READY_SECONDS = 120.0
+
+    def __init__(self, env: dict[str, str]):
+        self.folder = tempfile.mkdtemp(prefix="autograder-forkserver-")  # 0700: root's alone
+        self.path = os.path.join(self.folder, "socket")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", __name__ if __name__ != "__main__" else "autograder.confinement.forkserver",
+             self.path],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/", start_new_session=True,
+            env={**env, "OPENBLAS_NUM_THREADS": "1"},  # no BLAS threads in a process that forks
+        )
+        atexit.register(self.close)
+        ready, _, _ = select.select([self.process.stdout], [], [], self.READY_SECONDS)
+        said = self.process.stdout.readline().strip() if ready else f"not ready after {self.READY_SECONDS:.0f} s"
+        if said != "ready":
+            self.close()
+            raise RuntimeError(said or f"it exited with code {self.process.wait()}")
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.close()  # the server's signal to leave
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m autograder.confinement.forkserver SOCKET", file=sys.stderr)
+        return 2
+    if sys.path and sys.path[0] in ("", os.getcwd()):  # what -m put there: no kernel imports from it
+        del sys.path[0]
+    os.chdir("/")
+    try:
+        preload()
+    except Exception as error:  # the kernel manager falls back to the jail, and logs this line
+        print(f"cannot fork kernels: {error}", flush=True)
+        return 1
+    serve(argv[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

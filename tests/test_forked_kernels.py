@@ -1,0 +1,176 @@
+"""Does a kernel forked from the fork server grade exactly as a kernel started afresh?
+
+Two scratch courses, the same submissions, one ``nbgrader autograde`` each: one
+with the course's default (kernels forked from
+:mod:`autograder.confinement.forkserver`), one with
+``c.ConfinedKernelManager.fork_server = False`` (each kernel started afresh through
+the jail). Every score and every output must be the same, but for what differs
+between any two kernels: pids and the user ids made from them, memory addresses,
+times measured, and where a stream's text was cut into outputs. One extra notebook reports what a kernel inherits from
+the process it came from (environment, signals, descriptors, limits, seeds,
+threads), where a fork could differ from a fresh start.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import COURSE_ASSIGNMENTS, REPO
+
+from autograder.tools import scratch
+
+slow = pytest.mark.slow
+
+#: What a kernel inherits, printed by the notebook below, one fact a line.
+_INHERITED = r'''
+import os, random, resource, signal, sys, threading
+import numpy as np
+import jax, jax.numpy as jnp
+from jax._src import pretty_printer
+print("forked from the server:", "autograder.confinement.forkclient" in sys.modules)
+
+def descriptors():
+    kinds = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            kinds.append(os.readlink(f"/proc/self/fd/{fd}").split(":")[0])
+        except OSError:  # the folder listing's own
+            pass
+    return sorted(kinds)
+
+facts = {
+    "cwd": "/".join(os.getcwd().split("/")[-3:]),  # autograded/<student>/<assignment>
+    "argv": [a for a in sys.argv[1:] if not a.endswith(".json")],
+    "path": sys.path,
+    "environment": sorted(k for k in os.environ if k not in ("JPY_PARENT_PID",)),
+    "XLA_FLAGS": os.environ.get("XLA_FLAGS"),
+    "uid is the kernel's": os.getuid() >= 1_000_000 and os.getuid() == os.geteuid(),
+    "groups": os.getgroups(),
+    "umask": os.umask(0o022),
+    "limits": [resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_FSIZE, resource.RLIMIT_CORE,
+                                               resource.RLIMIT_NPROC, resource.RLIMIT_NOFILE)],
+    "signals": {s.name: str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD,
+                                                            signal.SIGPIPE, signal.SIGHUP, signal.SIGUSR1)},
+    "descriptors": descriptors(),
+    "session leader": os.getsid(0) == os.getpid() or os.getsid(0) == os.getppid(),
+    "python threads": sorted(t.name for t in threading.enumerate()),
+    "/tmp": (sorted(n for n in os.listdir("/tmp") if n.startswith(".")), len(os.listdir("/tmp"))),
+    "jax colour": pretty_printer.CAN_USE_COLOR,
+    "jax devices": [str(d) for d in jax.devices()],
+    "stdin is a tty": os.isatty(0),
+}
+for key, value in facts.items():
+    print(f"{key}: {value}")
+'''
+
+#: Seeds a fork must not share: drawn by the same notebook in two kernels of one batch.
+_SEEDS = "import random, numpy as np\nprint(random.random(), np.random.random())\n"
+
+_PIDS = (
+    (re.compile(r"forked from the server: (True|False)"), "forked from the server: ?"),
+    (re.compile(r"ipykernel_\d+"), "ipykernel_PID"),
+    (re.compile(r"\b1\d{6}\b"), "UID"),  # kernel_uid(pid): 1_000_000 + pid
+    (re.compile(r"id=\d+|0x[0-9a-f]{6,}"), "ADDRESS"),
+    (re.compile(r"\d+(\.\d+)? ms\b"), "TIME ms"),
+)
+
+
+def _notebooks(tmp_path: Path) -> dict[tuple[str, str], Path]:
+    """(student, assignment) -> notebook: the correct and partial samples, and the probes."""
+    notebooks = {}
+    for assignment in COURSE_ASSIGNMENTS:
+        for kind in ("correct", "partial"):
+            notebooks[f"{kind}-student", assignment] = REPO / "tests" / "samples" / assignment / f"{kind}.ipynb"
+    probe_assignment = COURSE_ASSIGNMENTS[0]
+    for name, source in (("inherited", _INHERITED), ("seeds-1", _SEEDS), ("seeds-2", _SEEDS)):
+        nb = nbformat.read(notebooks["correct-student", probe_assignment], as_version=4)
+        nb.cells.insert(0, nbformat.v4.new_code_cell(source))
+        path = tmp_path / f"{name}.ipynb"
+        nbformat.write(nb, path)
+        notebooks[f"{name}-student", probe_assignment] = path
+    return notebooks
+
+
+def _grade(root: Path, notebooks: dict, forked: bool) -> scratch.Course:
+    course = scratch.prepare_course(root)
+    if not forked:
+        with open(course.root / "nbgrader_config.py", "a") as config:
+            config.write("c.ConfinedKernelManager.fork_server = False\n")
+    scratch.generate(course, sorted({a for _, a in notebooks}))
+    for (student, assignment), notebook in notebooks.items():
+        scratch.place_submission(course, student, assignment, notebook)
+    for assignment in sorted({a for _, a in notebooks}):
+        scratch.nbgrader(course, ["autograde", assignment], course.root)
+    return course
+
+
+def _outputs(course: scratch.Course, student: str, assignment: str, as_shown: bool = False) -> list[str]:
+    """Each cell's outputs as JSON; pids and uids replaced, unless ``as_shown``."""
+    nb = json.loads((course.root / "autograded" / student / assignment / f"{assignment}.ipynb").read_text())
+    shown = []
+    for cell in nb["cells"]:
+        text = json.dumps(_joined_streams(cell.get("outputs", [])), sort_keys=True)
+        for pattern, stand_in in () if as_shown else _PIDS:
+            text = pattern.sub(stand_in, text)
+        shown.append(text)
+    return shown
+
+
+def _joined_streams(outputs: list[dict]) -> list[dict]:
+    """Consecutive stream outputs of one name as one (the kernel flushes a stream when it likes)."""
+    joined: list[dict] = []
+    for output in outputs:
+        if output.get("output_type") != "stream":
+            joined.append(output)
+        elif joined and joined[-1].get("output_type") == "stream" and joined[-1]["name"] == output["name"]:
+            joined[-1]["text"] += "".join(output["text"])
+        else:
+            joined.append({**output, "text": "".join(output["text"])})
+    return joined
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    work = tmp_path_factory.mktemp("forked")
+    notebooks = _notebooks(work)
+    return notebooks, _grade(work / "forked", notebooks, True), _grade(work / "fresh", notebooks, False)
+
+
+@slow
+def test_forked_and_fresh_kernels_give_the_same_scores(graded):
+    notebooks, forked, fresh = graded
+    scores = scratch.read_scores(forked), scratch.read_scores(fresh)
+    assert set(scores[0]) == set(scores[1]) == set(notebooks)
+    assert scores[0] == scores[1]
+    assert all(scores[0]["correct-student", a].points == scores[0]["correct-student", a].max_points
+               for a in COURSE_ASSIGNMENTS)
+
+
+@slow
+def test_forked_and_fresh_kernels_show_the_same_outputs_but_for_pids(graded):
+    notebooks, forked, fresh = graded
+    for student, assignment in notebooks:
+        if student.startswith("seeds"):
+            continue
+        assert _outputs(forked, student, assignment) == _outputs(fresh, student, assignment), (student, assignment)
+
+
+@slow
+def test_the_default_kernels_are_forked_and_the_others_not(graded):
+    _, forked, fresh = graded
+    first = COURSE_ASSIGNMENTS[0]
+    inherited = _outputs(forked, "inherited-student", first, as_shown=True)[0]
+    assert "forked from the server: True" in inherited and "stdin is a tty: False" in inherited, inherited
+    assert "forked from the server: False" in _outputs(fresh, "inherited-student", first, as_shown=True)[0]
+
+
+@slow
+def test_forked_kernels_draw_their_own_random_seeds(graded):
+    _, forked, _ = graded
+    first = COURSE_ASSIGNMENTS[0]
+    one, two = (_outputs(forked, f"seeds-{i}-student", first)[0] for i in (1, 2))
+    assert "stdout" in one and one != two
