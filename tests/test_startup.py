@@ -1,0 +1,42 @@
+"""What the course's processes pay for before they do any work.
+
+nbformat validates with jsonschema, which imports ``rfc3987_syntax`` when it is
+installed: 39 Lark parsers, about 2 s of CPU in every process that reads a
+notebook, for an "iri" string format no notebook schema uses. The course's own
+commands and workers treat it as absent (``autograder/tools/__init__.py``), and
+the README's install leaves it out, so nbgrader's own processes skip it too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def _imports(code: str, **env) -> str:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
+                          env={**__import__("os").environ, **env}).stdout.strip()
+
+
+def test_nbgraders_own_process_does_not_import_rfc3987_syntax():
+    """The environment choice: plain `nbgrader autograde` imports nbformat and jsonschema, not it."""
+    shown = _imports("import sys, nbgrader.apps.autogradeapp, nbformat, jsonschema; "
+                     "print(sorted(m for m in ('nbformat', 'jsonschema', 'rfc3987_syntax') if m in sys.modules))")
+    assert shown == "['jsonschema', 'nbformat']"
+
+
+def test_the_course_commands_treat_rfc3987_syntax_as_absent_even_when_installed(tmp_path):
+    """The import guard: with a stand-in package on the path that records its import, a
+    course command's process that reads notebooks never imports it."""
+    marker = tmp_path / "imported"
+    (tmp_path / "rfc3987_syntax.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\ndef is_valid_syntax(*a): return True\n")
+    code = ("import autograder.tools.cli, nbformat, jsonschema, nbgrader.apps.api; "
+            "from autograder.tools.parallel import worker; print('read')")
+    assert _imports(code, PYTHONPATH=f"{tmp_path}:{REPO}") == "read"
+    assert not marker.exists()
+    # And the stand-in is importable at all: without the guard it would have been imported.
+    assert _imports("import nbformat, jsonschema; print('read')", PYTHONPATH=f"{tmp_path}:{REPO}") == "read"
+    assert marker.exists()
