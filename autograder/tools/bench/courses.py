@@ -1,4 +1,4 @@
-"""Scratch courses for the benchmark: the real course, its floor, and synthetic students.
+"""Scratch courses for the benchmark: the real course, its floors, and synthetic students.
 
 - **serial** and **parallel**: two identical copies of the course (``scratch.prepare_course``
   plus ``generate_assignment``), one graded by ``nbgrader autograde``, one by
@@ -6,7 +6,15 @@
 - **floor**: the same course with the hidden regions removed from the source
   notebooks before ``generate_assignment``. Its release is the same notebook, so
   it grades the very same submissions with every grader call gone: what nbgrader,
-  a kernel and ``import jax`` cost on their own.
+  a kernel and ``import jax`` cost on their own. Its kernels start afresh through
+  the jail (``c.ConfinedKernelManager.fork_server = False``), as every kernel did
+  before the fork server: the fixed reference the speed targets are set against.
+- **forked floor**: a copy of the floor whose kernels are forked, as the real
+  course's are; b against it is what the graders alone add.
+- **vanilla**: the floor's notebooks in a course with nbgrader's default
+  configuration: no course config, so no jail, no sandbox, no seals, nbgrader's
+  own kernel manager and preprocessors. What a course without property graders
+  runs, and the peer the real course must beat.
 
 Synthetic students hand in, per assignment, a rotation of the bundled samples
 (correct, partial, empty, a correct one with a cell that raises) and of the
@@ -40,7 +48,9 @@ _HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n.*?^[ \t]*### END HI
 @dataclass(frozen=True)
 class BenchCourses:
     root: Path
+    vanilla: scratch.Course
     floor: scratch.Course
+    forked_floor: scratch.Course
     serial: scratch.Course
     parallel: scratch.Course
     #: (student, assignment) -> what they handed in ("correct", "corpus:hard_coded_max", ...)
@@ -159,22 +169,43 @@ def clone_course(course: scratch.Course, dest: Path) -> scratch.Course:
     return scratch.Course(dest)
 
 
+_VANILLA_CONFIG = '''\
+# Written by autograder.tools.bench.courses: nbgrader's default configuration, no course config.
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "jax-tracing"
+c.CourseDirectory.root = {root!r}
+c.Exchange.root = {exchange!r}
+c.ExchangeCollect.check_owner = False
+'''
+
+
+def vanilla_course(course_dir: Path) -> scratch.Course:
+    """A scratch course of floor notebooks whose nbgrader_config.py is nbgrader's default."""
+    course = scratch.prepare_course(course_dir)
+    (course.root / "nbgrader_config.py").write_text(
+        _VANILLA_CONFIG.format(root=str(course.root), exchange=str(course.exchange)))
+    return course
+
+
 def build(root: Path, assignments: list[str], students: int) -> BenchCourses:
-    """The three courses with ``students`` synthetic students per assignment, ready to autograde."""
+    """The five courses with ``students`` synthetic students per assignment, ready to autograde."""
     root = Path(root)
     serial = scratch.prepare_course(root / "serial")
     floor = scratch.prepare_course(root / "floor")
-    for a in assignments:
-        floor_notebook(floor.root / "source" / a / f"{a}.ipynb")
-    jobs = [(c, _generate(c, assignments)) for c in (serial, floor)]
+    vanilla = vanilla_course(root / "vanilla")
+    for course in (floor, vanilla):
+        for a in assignments:
+            floor_notebook(course.root / "source" / a / f"{a}.ipynb")
+    jobs = [(c, _generate(c, assignments)) for c in (serial, floor, vanilla)]
     for course, job in jobs:
         output, _ = job.communicate()
         if job.returncode:
             raise scratch.CycleError(f"bench: generate_assignment failed in {course.root}:\n{output[-2000:]}")
     for a in assignments:
         real = (serial.root / "release" / a / f"{a}.ipynb").read_bytes()
-        if (floor.root / "release" / a / f"{a}.ipynb").read_bytes() != real:
-            raise scratch.CycleError(f"bench: the floor course releases a different {a} notebook than the real one")
+        for name, course in (("floor", floor), ("vanilla", vanilla)):
+            if (course.root / "release" / a / f"{a}.ipynb").read_bytes() != real:
+                raise scratch.CycleError(f"bench: the {name} course releases a different {a} notebook than the real one")
 
     kinds: dict[tuple[str, str], str] = {}
     notebooks: dict[tuple[str, str], Path] = {}
@@ -185,7 +216,11 @@ def build(root: Path, assignments: list[str], students: int) -> BenchCourses:
             if (a, kind) not in notebooks:
                 notebooks[a, kind] = make_notebook(a, kind, root / "notebooks")
             kinds[sid, a] = kind
-            for course in (serial, floor):
+            for course in (serial, floor, vanilla):
                 scratch.place_submission(course, sid, a, notebooks[a, kind], when)
     parallel = clone_course(serial, root / "parallel")
-    return BenchCourses(root, floor, serial, parallel, kinds, notebooks)
+    forked_floor = clone_course(floor, root / "forked_floor")
+    with open(floor.root / "nbgrader_config.py", "a") as config:
+        config.write("# The fixed reference: kernels started afresh through the jail.\n"
+                     "c.ConfinedKernelManager.fork_server = False\n")
+    return BenchCourses(root, vanilla, floor, forked_floor, serial, parallel, kinds, notebooks)
