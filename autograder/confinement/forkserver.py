@@ -94,23 +94,43 @@ def why_not_forkable() -> list[str]:
 
 
 def serve(path: str) -> None:
-    """Answer clients on ``path`` until standard input closes."""
+    """Answer clients on ``path`` until standard input closes; then wait for the monitors.
+
+    Every monitor is waited for, as it ends, so that its kernel's CPU time reaches
+    nbgrader's process (``getrusage``) as a fresh kernel's would."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     os.chmod(path, 0o600)
     listener.listen(16)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # monitors are reaped by the system
+    child_ended, wake = os.pipe()
+    os.set_blocking(wake, False)
+    signal.set_wakeup_fd(wake)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup descriptor hears of it
     print("ready", flush=True)
     while True:
-        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        ready, _, _ = select.select([listener, sys.stdin, child_ended], [], [])
+        if child_ended in ready:
+            os.read(child_ended, 4096)
+            _reap(block=False)
         if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
+            _reap(block=True)
             return
         if listener in ready:
             conn, _ = listener.accept()
-            _accept(listener, conn)
+            _accept(listener, conn, close=(child_ended, wake))
 
 
-def _accept(listener: socket.socket, conn: socket.socket) -> None:
+def _reap(block: bool) -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _accept(listener: socket.socket, conn: socket.socket, close: tuple[int, ...]) -> None:
     fds: list[int] = []
     try:
         pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
@@ -120,9 +140,11 @@ def _accept(listener: socket.socket, conn: socket.socket) -> None:
             return
         if os.fork() == 0:  # the monitor
             try:
-                listener.close()
-                os.close(sys.stdin.fileno())
+                signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                listener.close()
+                for fd in (sys.stdin.fileno(), *close):
+                    os.close(fd)
                 _monitor(conn, request, fds)
             finally:
                 os._exit(0)
