@@ -26,6 +26,7 @@ ones a serial run gives. What changes:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -51,6 +52,8 @@ __all__ = ["BatchResult", "Outcome", "ParallelError", "autograde"]
 
 #: Seconds the students in progress get to stop after Ctrl-C before their workers are killed.
 STOP_GRACE = 20.0
+#: Seconds a worker whose work is done gets to exit by itself before it is killed.
+WORKER_EXIT_SECONDS = 15.0
 
 
 @dataclass
@@ -214,7 +217,10 @@ class _Worker:
         except OSError:
             pass
 
-    def kill(self) -> None:
+    def kill(self, grace: float = 0.0) -> None:
+        """End the worker: after ``grace`` seconds to leave by itself (its stdin closed), by SIGKILL."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=grace)
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
@@ -263,7 +269,10 @@ class _Run:
                 progress.close()
             for worker in self.pool:
                 worker.close()
-                worker.kill()
+            for worker in self.pool:
+                # Time to end as a process should: its fork server waits for the last kernels, so
+                # that their CPU time is counted, and nothing is left to init.
+                worker.kill(grace=0.0 if result.interrupted else WORKER_EXIT_SECONDS)
             if self.log:
                 self.log.close()
         if result.interrupted:
