@@ -107,6 +107,9 @@ def serve(path: str) -> None:
     signal.set_wakeup_fd(wake)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup descriptor hears of it
     print("ready", flush=True)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())  # nobody reads the pipe from here on: let nothing fill it
+    os.close(null)
     while True:
         ready, _, _ = select.select([listener, sys.stdin, child_ended], [], [])
         if child_ended in ready:

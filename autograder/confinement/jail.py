@@ -1,8 +1,9 @@
 """Start a grading kernel in a private view of the machine, as a user of its own.
 
 nbgrader's process (:mod:`autograder.confinement.kernel_manager`) runs this file in place of the
-kernel's command, as ``python _jail.py --cwd DIR --hide P --keep P -- KERNEL...``.
-Still root and still single-threaded, it:
+kernel's command, as ``python jail.py --cwd DIR --hide P --keep P -- KERNEL...``; a kernel
+forked from the fork server (:mod:`autograder.confinement.forkserver`) calls :func:`enter`
+itself, with the same arguments. Still root and still single-threaded, it:
 
 - joins a ``pids`` cgroup of its own, capped at :data:`PROCESSES` (a fork bomb
   stops there, and nbgrader kills what is left in it after the notebook);
