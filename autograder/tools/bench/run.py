@@ -273,23 +273,20 @@ def _others_share(runs: dict) -> float | None:
     return sum(run["others_cpu_seconds"] for run in measured) / capacity
 
 
+_PER_NOTEBOOK = {"": "per_notebook", "_steady": "steady_per_notebook", "_cpu": "cpu_per_notebook"}
+
+
 def _ratios(row: dict) -> dict:
     v, a, f, b, c = (row[mode] for mode in MODES)
-    return {
-        "b_over_f": b["per_notebook"] / f["per_notebook"],
-        "b_over_f_steady": b["steady_per_notebook"] / f["steady_per_notebook"],
-        "b_over_f_cpu": b["cpu_per_notebook"] / f["cpu_per_notebook"],
-        "b_over_a": b["per_notebook"] / a["per_notebook"],
-        "b_over_a_steady": b["steady_per_notebook"] / a["steady_per_notebook"],
-        "b_over_a_cpu": b["cpu_per_notebook"] / a["cpu_per_notebook"],
-        "b_over_v": b["per_notebook"] / v["per_notebook"],
-        "b_over_v_steady": b["steady_per_notebook"] / v["steady_per_notebook"],
-        "b_over_v_cpu": b["cpu_per_notebook"] / v["cpu_per_notebook"],
+    ratios = {f"b_over_{name}{suffix}": b[key] / floor[key]
+              for name, floor in (("v", v), ("a", a), ("f", f)) for suffix, key in _PER_NOTEBOOK.items()}
+    ratios.update({
         "c_over_v": c["per_notebook"] / v["per_notebook"],
         "c_over_b_cpu": c["cpu_per_notebook"] / b["cpu_per_notebook"],
         "speedup": b["per_notebook"] / c["per_notebook"],
         "speedup_steady": b["steady_per_notebook"] / c["steady_per_notebook"],
-    }
+    })
+    return ratios
 
 
 def _property_figures(probes: dict) -> dict:
