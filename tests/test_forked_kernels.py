@@ -8,19 +8,23 @@ the jail). Every score and every output must be the same, but for what differs
 between any two kernels: pids and the user ids made from them, memory addresses,
 times measured, and where a stream's text was cut into outputs. One extra notebook reports what a kernel inherits from
 the process it came from (environment, signals, descriptors, limits, seeds,
-threads), where a fork could differ from a fresh start.
+threads), where a fork could differ from a fresh start. And where the server
+cannot start, or dies, kernels start afresh, and nbgrader's log says why.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
+import test_confinement as confinement
 from conftest import COURSE_ASSIGNMENTS, REPO
 
+from autograder.confinement import kernel_manager
 from autograder.tools import scratch
 
 slow = pytest.mark.slow
@@ -174,3 +178,42 @@ def test_forked_kernels_draw_their_own_random_seeds(graded):
     first = COURSE_ASSIGNMENTS[0]
     one, two = (_outputs(forked, f"seeds-{i}-student", first)[0] for i in (1, 2))
     assert "stdout" in one and one != two
+
+
+# ---------------------------------------------------------------- when there is no fork server
+
+_FORKED = "import sys; print('autograder.confinement.forkclient' in sys.modules)"
+
+
+@pytest.fixture
+def no_server_yet(monkeypatch):
+    """This process's kernel manager as if it had never started a fork server."""
+    monkeypatch.setattr(kernel_manager, "_server", None)
+    monkeypatch.setattr(kernel_manager, "_no_server", None)
+    monkeypatch.setitem(confinement._kernels, "fork_server", True)  # the course's default
+    yield
+    if kernel_manager._server is not None:
+        kernel_manager._server.close()
+
+
+def test_kernels_start_afresh_with_a_log_line_when_the_fork_server_cannot_start(
+        tmp_path, monkeypatch, caplog, no_server_yet):
+    def cannot_start(self, env):
+        raise RuntimeError("cannot fork kernels: a stand-in failure")
+
+    monkeypatch.setattr(kernel_manager.forkserver.Server, "__init__", cannot_start)
+    with caplog.at_level(logging.WARNING):
+        shown, _ = confinement._run(tmp_path, _FORKED)
+    assert shown == ["False\n"]
+    assert "no fork server (cannot fork kernels: a stand-in failure); kernels start afresh" in caplog.text
+
+
+def test_kernels_start_afresh_once_the_fork_server_has_died(tmp_path, caplog, no_server_yet):
+    first, _ = confinement._run(tmp_path / "first", _FORKED)
+    assert first == ["True\n"]
+    kernel_manager._server.process.kill()
+    kernel_manager._server.process.wait()
+    with caplog.at_level(logging.WARNING):
+        second, _ = confinement._run(tmp_path / "second", _FORKED)
+    assert second == ["False\n"]
+    assert "the fork server exited with code -9; kernels start afresh through the jail" in caplog.text

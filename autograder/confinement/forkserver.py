@@ -29,6 +29,7 @@ when its standard input closes: nbgrader's process is gone.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -53,7 +54,8 @@ PRELOAD = (
     "autograder.grading.grade", "autograder.grading.integrity", "autograder.grading.registry",
     "autograder.confinement.seal", "autograder.kit",
 )
-_KERNEL_MODULE = ["-m", "ipykernel_launcher"]
+#: How the kernel's command starts ipykernel, after the interpreter: the one command this server runs.
+KERNEL_MODULE = ["-m", "ipykernel_launcher"]
 
 
 #: Environment variables the imports set for themselves (JAX sets a few): a fresh kernel has them too.
@@ -174,18 +176,22 @@ def _monitor(conn: socket.socket, request: dict, fds: list[int]) -> None:
     for fd in fds:
         os.close(fd)
     fds.clear()
-    forkclient.send(conn, {"kernel": kernel})
-    ended = os.pidfd_open(kernel)
-    while True:
-        ready, _, _ = select.select([conn, ended], [], [])
-        if ended in ready:
-            _, status = os.waitpid(kernel, 0)
-            forkclient.send(conn, {"exit_code": os.waitstatus_to_exitcode(status)})
-            return
-        if not conn.recv(1):  # the client is gone: so must the kernel be
-            os.kill(kernel, signal.SIGKILL)
-            os.waitpid(kernel, 0)
-            return
+    try:
+        forkclient.send(conn, {"kernel": kernel})
+        ended = os.pidfd_open(kernel)
+        while True:
+            ready, _, _ = select.select([conn, ended], [], [])
+            if ended in ready:
+                _, status = os.waitpid(kernel, 0)
+                with contextlib.suppress(OSError):
+                    forkclient.send(conn, {"exit_code": os.waitstatus_to_exitcode(status)})
+                return
+            if not conn.recv(1):
+                break
+    except OSError:
+        pass
+    os.kill(kernel, signal.SIGKILL)  # the client is gone (nbgrader killed it, or it died): so must the kernel be
+    os.waitpid(kernel, 0)
 
 
 def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
@@ -203,7 +209,7 @@ def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
     _reseed()
 
     arguments = jail.parse_arguments(request["argv"])
-    if arguments.kernel[1:3] != _KERNEL_MODULE:
+    if arguments.kernel[1:3] != KERNEL_MODULE:
         raise RuntimeError(f"not an ipykernel command: {arguments.kernel!r}")
     uid = jail.enter(arguments.cwd, arguments.hide, arguments.keep, owner=request["pid"])
     os.environ[jail.UID_ENV] = str(uid)
@@ -248,8 +254,7 @@ class Server:
         self.folder = tempfile.mkdtemp(prefix="autograder-forkserver-")  # 0700: root's alone
         self.path = os.path.join(self.folder, "socket")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", __name__ if __name__ != "__main__" else "autograder.confinement.forkserver",
-             self.path],
+            [sys.executable, "-m", "autograder.confinement.forkserver", self.path],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/", start_new_session=True,
             env={**env, "OPENBLAS_NUM_THREADS": "1"},  # no BLAS threads in a process that forks
         )

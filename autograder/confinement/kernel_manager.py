@@ -80,7 +80,7 @@ def kept_paths(connection_file: str) -> list[str]:
 
 def _forkable(cmd: list[str]) -> bool:
     """Whether the kernel's command is this Python's ipykernel, which the fork server runs."""
-    return (len(cmd) > 3 and cmd[1:3] == ["-m", "ipykernel_launcher"]
+    return (len(cmd) > 3 and cmd[1:3] == forkserver.KERNEL_MODULE
             and os.path.realpath(cmd[0]) == os.path.realpath(sys.executable))
 
 
@@ -121,9 +121,13 @@ def kill_leftovers(pid: int) -> int:
     return killed
 
 
-def fork_server(env: dict[str, str], log) -> forkserver.Server | None:
-    """This process's fork server, started on first use; None (said once in the log) if it cannot run."""
+def fork_server(cmd: list[str], env: dict[str, str], log) -> forkserver.Server | None:
+    """This process's fork server for kernels of command ``cmd``, started on first use; None (said
+    once in the log) if it cannot serve them."""
     global _server, _no_server
+    if _no_server is None and not _forkable(cmd):
+        _no_server = f"the kernel's command is not this Python's ipykernel: {' '.join(cmd[:3])}"
+        log.warning("autograder: no fork server (%s); kernels start afresh through the jail", _no_server)
     if _server is not None and not _server.running():
         _no_server, _server = f"the fork server exited with code {_server.process.returncode}", None
         log.warning("autograder: %s; kernels start afresh through the jail from now on", _no_server)
@@ -152,7 +156,7 @@ class ConfinedKernelManager(AsyncKernelManager):
         hide = [arg for path in hidden_paths(self.config) for arg in ("--hide", path)]
         keep = [arg for path in kept_paths(self.connection_file) for arg in ("--keep", path)]
         jail_arguments = ["--cwd", str(cwd), *hide, *keep, "--", *cmd]
-        server = fork_server(kw["env"], self.log) if self.fork_server and _forkable(cmd) else None
+        server = fork_server(cmd, kw["env"], self.log) if self.fork_server else None
         if server is not None:
             return [sys.executable, "-I", "-S", str(_FORKCLIENT), "--socket", server.path, *jail_arguments], kw
         return [sys.executable, str(_JAIL), *jail_arguments], kw
