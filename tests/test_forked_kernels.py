@@ -102,8 +102,7 @@ def _notebooks(tmp_path: Path) -> dict[tuple[str, str], Path]:
 def _grade(root: Path, notebooks: dict, forked: bool) -> scratch.Course:
     course = scratch.prepare_course(root)
     if not forked:
-        with open(course.root / "nbgrader_config.py", "a") as config:
-            config.write("c.ConfinedKernelManager.fork_server = False\n")
+        scratch.start_kernels_afresh(course)
     scratch.generate(course, sorted({a for _, a in notebooks}))
     for (student, assignment), notebook in notebooks.items():
         scratch.place_submission(course, student, assignment, notebook)

@@ -9,6 +9,7 @@ the README's install leaves it out, so nbgrader's own processes skip it too.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -17,7 +18,7 @@ from conftest import REPO
 
 def _imports(code: str, **env) -> str:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
-                          env={**__import__("os").environ, **env}).stdout.strip()
+                          env={**os.environ, **env}).stdout.strip()
 
 
 def test_nbgraders_own_process_does_not_import_rfc3987_syntax():

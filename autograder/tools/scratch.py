@@ -194,6 +194,14 @@ def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT) -> Course:
     return course
 
 
+def start_kernels_afresh(course: Course) -> None:
+    """Have the scratch course start each kernel afresh through the jail, not fork it from the
+    fork server (autograder/confinement/kernel_manager.py): the other way to compare with."""
+    with open(course.root / "nbgrader_config.py", "a") as config:
+        config.write("# Each kernel started afresh through the jail, not forked from the fork server.\n"
+                     "c.ConfinedKernelManager.fork_server = False\n")
+
+
 _INSTRUCTOR_CONFIG = '''\
 # Written by autograder.tools.scratch: a scratch copy of the course, graded by plain nbgrader.
 import os

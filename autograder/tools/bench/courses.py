@@ -220,7 +220,5 @@ def build(root: Path, assignments: list[str], students: int) -> BenchCourses:
                 scratch.place_submission(course, sid, a, notebooks[a, kind], when)
     parallel = clone_course(serial, root / "parallel")
     forked_floor = clone_course(floor, root / "forked_floor")
-    with open(floor.root / "nbgrader_config.py", "a") as config:
-        config.write("# The fixed reference: kernels started afresh through the jail.\n"
-                     "c.ConfinedKernelManager.fork_server = False\n")
+    scratch.start_kernels_afresh(floor)  # the fixed reference; its copy above keeps forked kernels
     return BenchCourses(root, vanilla, floor, forked_floor, serial, parallel, kinds, notebooks)
