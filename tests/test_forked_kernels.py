@@ -9,13 +9,16 @@ between any two kernels: pids and the user ids made from them, memory addresses,
 times measured, and where a stream's text was cut into outputs. One extra notebook reports what a kernel inherits from
 the process it came from (environment, signals, descriptors, limits, seeds,
 threads), where a fork could differ from a fresh start. And where the server
-cannot start, or dies, kernels start afresh, and nbgrader's log says why.
+cannot start, or dies, kernels start afresh, and nbgrader's log says why; a server
+another process started (the parallel command's, shared by its workers) is used
+when its environment variable names it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from pathlib import Path
 
@@ -24,7 +27,7 @@ import pytest
 import test_confinement as confinement
 from conftest import COURSE_ASSIGNMENTS, REPO
 
-from autograder.confinement import kernel_manager
+from autograder.confinement import forkserver, kernel_manager
 from autograder.tools import scratch
 
 slow = pytest.mark.slow
@@ -197,7 +200,7 @@ def no_server_yet(monkeypatch):
 
 def test_kernels_start_afresh_with_a_log_line_when_the_fork_server_cannot_start(
         tmp_path, monkeypatch, caplog, no_server_yet):
-    def cannot_start(self, env):
+    def cannot_start(self, env, wait=True):
         raise RuntimeError("cannot fork kernels: a stand-in failure")
 
     monkeypatch.setattr(kernel_manager.forkserver.Server, "__init__", cannot_start)
@@ -216,3 +219,48 @@ def test_kernels_start_afresh_once_the_fork_server_has_died(tmp_path, caplog, no
         second, _ = confinement._run(tmp_path / "second", _FORKED)
     assert second == ["False\n"]
     assert "the fork server exited with code -9; kernels start afresh through the jail" in caplog.text
+
+
+# ---------------------------------------------------------------- a server another process started
+
+_FORKED_AND_TOLD = _FORKED + f"; import os; print({forkserver.SHARED_ENV!r} in os.environ)"
+
+
+def test_kernels_fork_from_the_shared_server_named_in_the_environment(tmp_path, monkeypatch, no_server_yet):
+    shared = forkserver.Server(dict(os.environ), wait=False)  # as the parallel command starts it
+    try:
+        monkeypatch.setenv(forkserver.SHARED_ENV, shared.shared)
+        shown, _ = confinement._run(tmp_path, _FORKED_AND_TOLD)
+        assert shown == ["True\nFalse\n"]  # forked, and the kernel is not told where the server is
+        attached = kernel_manager._server
+        assert isinstance(attached, forkserver.Attached) and attached.pid == shared.process.pid
+        assert attached.running()
+    finally:
+        shared.close()
+    assert not attached.running()
+
+
+def test_kernels_start_afresh_when_the_shared_server_could_not_start(tmp_path, monkeypatch, caplog, no_server_yet):
+    folder = tmp_path / "server"  # what a server whose imports failed leaves beside its socket
+    folder.mkdir()
+    (folder / forkserver.FAILED_FILE).write_text("cannot fork kernels: a stand-in failure\n")
+    monkeypatch.setenv(forkserver.SHARED_ENV, f"{os.getpid()}:{folder / 'socket'}")
+    with caplog.at_level(logging.WARNING):
+        shown, _ = confinement._run(tmp_path / "course", _FORKED)
+    assert shown == ["False\n"]
+    assert "no fork server (cannot fork kernels: a stand-in failure); kernels start afresh" in caplog.text
+
+
+def test_a_shared_server_that_failed_or_died_before_it_was_ready_is_not_waited_for(tmp_path):
+    (tmp_path / "jax.py").write_text("raise ImportError('a stand-in for a broken JAX')\n")
+    failing = forkserver.Server({**os.environ, "PYTHONPATH": f"{tmp_path}:{REPO}"}, wait=False)
+    killed = forkserver.Server(dict(os.environ), wait=False)
+    killed.process.kill()  # not waited for: a zombie, as the parallel command's would be
+    try:
+        with pytest.raises(RuntimeError, match="^cannot fork kernels: a stand-in for a broken JAX$"):
+            forkserver.Attached(failing.shared)
+        with pytest.raises(RuntimeError, match=rf"the shared fork server \(pid {killed.process.pid}\) is gone"):
+            forkserver.Attached(killed.shared)
+    finally:
+        failing.close()
+        killed.close()

@@ -341,6 +341,49 @@ def test_a_gradebook_locked_by_another_program_is_waited_for(graded, tmp_path):
     assert f"{expected.points:g}/{expected.max_points:g} points" in line
 
 
+# ---------------------------------------------------------------- start-up paid once
+
+_IMPORTS_OF = ("import sys; from autograder.tools.cli import main; code = main(sys.argv[1:]); "
+               "print('coordinator imported:', sorted({m.split('.')[0] for m in sys.modules} & {'nbgrader', 'jupyter_client'})); "
+               "sys.exit(code)")
+
+
+def _processes() -> dict[int, tuple[int, bytes]]:
+    """pid -> (parent pid, command line), for every process now."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_bytes()
+            found[int(entry.name)] = (int(stat.rsplit(b")", 1)[1].split()[1]), (entry / "cmdline").read_bytes())
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+@slow
+def test_the_coordinator_imports_no_nbgrader_and_its_workers_fork_kernels_from_one_server(graded, tmp_path):
+    course = _bench_course.clone_course(graded.parallel, tmp_path / "again")
+    three = ["--student", "sample-correct", "--student", "sample-partial", "--student", "broken-raise"]
+    proc = subprocess.Popen([sys.executable, "-c", _IMPORTS_OF, "autograde", ASSIGNMENT, "--workers", "2",
+                             "--force", *three], cwd=course.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    servers, clients = set(), {}  # fork servers (not their forks), and each kernel's client's parent
+    while proc.poll() is None:
+        now = _processes()
+        for pid, (parent, cmdline) in now.items():
+            if b"autograder.confinement.forkserver" in cmdline and b"forkserver" not in now.get(parent, (0, b""))[1]:
+                servers.add((pid, parent))
+            if b"forkclient.py" in cmdline:
+                clients[pid] = parent
+        time.sleep(0.05)
+    out = proc.stdout.read()
+    assert proc.returncode == 0, out
+    assert "coordinator imported: []" in out
+    assert len(re.findall(r"points  \(", out)) == 3, out
+    assert [parent for _, parent in servers] == [proc.pid], servers  # one server, the coordinator's child
+    workers = set(clients.values())
+    assert len(clients) >= 3 and len(workers) == 2 and proc.pid not in workers, clients  # both workers used it
+
+
 # ---------------------------------------------------------------- bad input, no kernels
 
 

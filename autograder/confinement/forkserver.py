@@ -24,6 +24,10 @@ notebook reaches another; nothing a kernel does reaches the server. The socket
 lies in a folder only root may enter, only a root client is served
 (``SO_PEERCRED``), and a kernel's private ``/tmp`` cannot see it. The server exits
 when its standard input closes: nbgrader's process is gone.
+
+The parallel command (:mod:`autograder.tools.parallel.run`) starts one server for all
+its workers instead (:class:`Server` with ``wait=False``) and names it to them in
+``AUTOGRADER_FORK_SERVER``; their kernel managers attach to it (:class:`Attached`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 
 from autograder.confinement import forkclient, jail
@@ -57,6 +62,11 @@ PRELOAD = (
 #: How the kernel's command starts ipykernel, after the interpreter: the one command this server runs.
 KERNEL_MODULE = ["-m", "ipykernel_launcher"]
 
+
+#: Names a running server to the kernel managers of other processes: ``PID:SOCKET``.
+SHARED_ENV = "AUTOGRADER_FORK_SERVER"
+#: Beside the socket, when the server could not start: why.
+FAILED_FILE = "failed"
 
 #: Environment variables the imports set for themselves (JAX sets a few): a fresh kernel has them too.
 _set_by_imports: dict[str, str] = {}
@@ -101,9 +111,10 @@ def serve(path: str) -> None:
     Every monitor is waited for, as it ends, so that its kernel's CPU time reaches
     nbgrader's process (``getrusage``) as a fresh kernel's would."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    os.chmod(path, 0o600)
+    listener.bind(path + ".new")
+    os.chmod(path + ".new", 0o600)
     listener.listen(16)
+    os.rename(path + ".new", path)  # the socket appears only once it listens: then it is ready
     child_ended, wake = os.pipe()
     os.set_blocking(wake, False)
     signal.set_wakeup_fd(wake)
@@ -245,12 +256,19 @@ def _exit_like_python(code: int) -> None:
         os._exit(code)
 
 
+#: Seconds a server may take to import everything before it counts as failed.
+READY_SECONDS = 120.0
+
+
 class Server:
-    """nbgrader's handle on its fork server: started once, asked whether it still runs, closed at exit."""
+    """The handle of the process that started a fork server: started once, asked whether it
+    still runs, closed at exit.
 
-    READY_SECONDS = 120.0
+    With ``wait=False`` it returns at once, and the server gets ready while its starter
+    does other work (the parallel command starts its workers meanwhile); :attr:`shared`
+    names it to other processes."""
 
-    def __init__(self, env: dict[str, str]):
+    def __init__(self, env: dict[str, str], wait: bool = True):
         self.folder = tempfile.mkdtemp(prefix="autograder-forkserver-")  # 0700: root's alone
         self.path = os.path.join(self.folder, "socket")
         self.process = subprocess.Popen(
@@ -259,14 +277,26 @@ class Server:
             env={**env, "OPENBLAS_NUM_THREADS": "1"},  # no BLAS threads in a process that forks
         )
         atexit.register(self.close)
-        ready, _, _ = select.select([self.process.stdout], [], [], self.READY_SECONDS)
-        said = self.process.stdout.readline().strip() if ready else f"not ready after {self.READY_SECONDS:.0f} s"
+        if wait:
+            self.wait_ready()
+
+    @property
+    def shared(self) -> str:
+        """The value of :data:`SHARED_ENV` that lets another process's kernel manager attach."""
+        return f"{self.process.pid}:{self.path}"
+
+    def wait_ready(self) -> None:
+        ready, _, _ = select.select([self.process.stdout], [], [], READY_SECONDS)
+        said = self.process.stdout.readline().strip() if ready else f"not ready after {READY_SECONDS:.0f} s"
         if said != "ready":
             self.close()
             raise RuntimeError(said or f"it exited with code {self.process.wait()}")
 
     def running(self) -> bool:
         return self.process.poll() is None
+
+    def ended(self) -> str:
+        return f"the fork server exited with code {self.process.returncode}"
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -277,6 +307,44 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Attached:
+    """A kernel manager's handle on a server another process started (:data:`SHARED_ENV`)."""
+
+    def __init__(self, shared: str):
+        pid, _, self.path = shared.partition(":")
+        if not pid.isdigit() or not os.path.isabs(self.path):
+            raise RuntimeError(f"{SHARED_ENV} is not PID:SOCKET: {shared!r}")
+        self.pid = int(pid)
+        failed = os.path.join(os.path.dirname(self.path), FAILED_FILE)
+        deadline = time.monotonic() + READY_SECONDS
+        while not os.path.exists(self.path):  # it appears once the server listens
+            if os.path.exists(failed):
+                with open(failed) as reason:
+                    raise RuntimeError(reason.read().strip())
+            if not self._alive():
+                raise RuntimeError(self.ended())
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the shared fork server was not ready after {READY_SECONDS:.0f} s")
+            time.sleep(0.05)
+
+    def running(self) -> bool:
+        return self._alive() and os.path.exists(self.path)
+
+    def _alive(self) -> bool:
+        """Whether the server's process runs (a zombie does not: its starter has not waited for it yet)."""
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as stat:
+                return stat.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+        except (OSError, IndexError):
+            return False
+
+    def ended(self) -> str:
+        return f"the shared fork server (pid {self.pid}) is gone"
+
+    def close(self) -> None:
+        """Nothing to do: the process that started the server closes it."""
 
 
 def main(argv: list[str]) -> int:
@@ -290,6 +358,8 @@ def main(argv: list[str]) -> int:
         preload()
     except Exception as error:  # the kernel manager falls back to the jail, and logs this line
         print(f"cannot fork kernels: {error}", flush=True)
+        with contextlib.suppress(OSError), open(os.path.join(os.path.dirname(argv[0]), FAILED_FILE), "w") as said:
+            said.write(f"cannot fork kernels: {error}\n")  # for the kernel managers attached to it
         return 1
     serve(argv[0])
     return 0

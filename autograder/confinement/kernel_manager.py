@@ -41,7 +41,7 @@ from autograder.grading import compiler
 
 _JAIL = Path(_jail.__file__).resolve()
 _FORKCLIENT = Path(forkserver.forkclient.__file__).resolve()
-_server: forkserver.Server | None = None  # this process's fork server, once started
+_server: forkserver.Server | forkserver.Attached | None = None  # the fork server, once started or attached
 _no_server: str | None = None  # why there is none, once it failed
 
 
@@ -121,19 +121,21 @@ def kill_leftovers(pid: int) -> int:
     return killed
 
 
-def fork_server(cmd: list[str], env: dict[str, str], log) -> forkserver.Server | None:
-    """This process's fork server for kernels of command ``cmd``, started on first use; None (said
-    once in the log) if it cannot serve them."""
+def fork_server(cmd: list[str], env: dict[str, str], log):
+    """The fork server for kernels of command ``cmd``: the one named in
+    :data:`~autograder.confinement.forkserver.SHARED_ENV` (the parallel command's), else this
+    process's own, started on first use; None (said once in the log) if it cannot serve them."""
     global _server, _no_server
     if _no_server is None and not _forkable(cmd):
         _no_server = f"the kernel's command is not this Python's ipykernel: {' '.join(cmd[:3])}"
         log.warning("autograder: no fork server (%s); kernels start afresh through the jail", _no_server)
     if _server is not None and not _server.running():
-        _no_server, _server = f"the fork server exited with code {_server.process.returncode}", None
+        _no_server, _server = _server.ended(), None
         log.warning("autograder: %s; kernels start afresh through the jail from now on", _no_server)
     if _server is None and _no_server is None:
+        shared = os.environ.get(forkserver.SHARED_ENV)
         try:
-            _server = forkserver.Server(env)
+            _server = forkserver.Attached(shared) if shared else forkserver.Server(env)
         except (OSError, RuntimeError) as error:
             _no_server = str(error)
             log.warning("autograder: no fork server (%s); kernels start afresh through the jail", error)
@@ -149,6 +151,7 @@ class ConfinedKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw):
         cmd, kw = await super()._async_pre_start_kernel(**kw)
         kw["env"] = compiler.kernel_environment(kw.get("env") or dict(os.environ))
+        kw["env"].pop(forkserver.SHARED_ENV, None)  # where the server listens is nothing for a kernel
         if not can_confine():
             self.log.warning("autograder: grading kernels run unconfined: %s", why_not_confined())
             return cmd, kw

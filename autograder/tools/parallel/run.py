@@ -9,6 +9,12 @@ the same ``autograded/`` folder and the same gradebook, so the grades are the
 ones a serial run gives. What changes:
 
 - **Concurrency.** ``--workers`` students at once (default: one per core).
+- **Start-up paid once.** This process (the coordinator) never imports nbgrader:
+  one worker process imports it and forks itself into the others
+  (:mod:`autograder.tools.parallel.worker`), and the first worker reads the course
+  and the gradebook for the coordinator. Meanwhile the coordinator starts one fork
+  server (:mod:`autograder.confinement.forkserver`) whose forks are every worker's
+  kernels, so ipykernel, JAX and the graders are imported once per run.
 - **The gradebook.** A SQLite gradebook is opened with a busy timeout, so a writer
   waits for another instead of failing with "database is locked"; a student whose
   grading still met a locked database is graded again.
@@ -32,6 +38,7 @@ import hashlib
 import json
 import os
 import queue
+import resource
 import signal
 import subprocess
 import sys
@@ -43,8 +50,6 @@ from pathlib import Path
 from typing import Iterable, TextIO
 
 from autograder.tools.errors import ParallelError
-from autograder.tools.gradebook import automatic_points
-from autograder.tools.parallel import state
 from autograder.tools.parallel.progress import Outcome, Progress, clock
 from autograder.tools.repository import tool_env
 
@@ -54,6 +59,7 @@ __all__ = ["BatchResult", "Outcome", "ParallelError", "autograde"]
 STOP_GRACE = 20.0
 #: Seconds a worker whose work is done gets to exit by itself before it is killed.
 WORKER_EXIT_SECONDS = 15.0
+WORKER_MODULE = "autograder.tools.parallel.worker"
 
 
 @dataclass
@@ -67,6 +73,7 @@ class BatchResult:
     seconds: float = 0.0  # the whole run
     startup_seconds: float | None = None  # until the first student went to a ready worker
     grading_seconds: float | None = None  # from then until the last student finished
+    cpu_seconds: dict = field(default_factory=dict)  # per process: see _Run.count_cpu
 
     def students(self, status: str) -> list[str]:
         return [o.student_id for o in self.outcomes if o.status == status]
@@ -85,6 +92,7 @@ class BatchResult:
             "seconds": self.seconds,
             "startup_seconds": self.startup_seconds,
             "grading_seconds": self.grading_seconds,
+            "cpu_seconds": self.cpu_seconds,
             "outcomes": [asdict(o) for o in self.outcomes],
         }
 
@@ -125,36 +133,21 @@ def autograde(
     workers = (os.cpu_count() or 1) if workers is None else workers
     if workers < 1:
         raise ParallelError(f"autograde: --workers must be at least 1, not {workers}")
-    course = state.load_course(Path(course_dir))
-    state.check_assignment(course, assignment)
-    everyone = state.submitted_students(course, assignment)
-    chosen = everyone if students is None else _chosen(students, everyone, course, assignment)
-    if not chosen:
-        pattern = course.coursedir.format_path(course.coursedir.submitted_directory, "*", assignment)
-        raise ParallelError(f"autograde: no submissions of {assignment!r}: nothing matches {pattern}")
-
-    with _course_lock(course, assignment):
-        return _Run(course, assignment, chosen, workers, force, out, log, start).run()
-
-
-def _chosen(students, everyone, course, assignment) -> list[str]:
-    chosen = sorted(set(students))
-    missing = [s for s in chosen if s not in everyone]
-    if missing:
-        raise ParallelError(
-            f"autograde: no submission of {assignment!r} by {', '.join(map(repr, missing))} "
-            f"under {course.coursedir.format_path(course.coursedir.submitted_directory, '*', assignment)}"
-        )
-    return chosen
+    root = Path(course_dir).resolve()
+    if not root.is_dir():
+        raise ParallelError(f"autograde: course folder {root} does not exist")
+    chosen = None if students is None else sorted(set(students))
+    with _course_lock(root, assignment):
+        return _Run(root, assignment, chosen, workers, force, out, log, start).run()
 
 
 class _course_lock:
     """One parallel run per course and assignment at a time (two would grade the same students)."""
 
-    def __init__(self, course: state.Course, assignment: str):
-        key = hashlib.sha256(f"{course.root}\0{assignment}".encode()).hexdigest()[:16]
+    def __init__(self, root: Path, assignment: str):
+        key = hashlib.sha256(f"{root}\0{assignment}".encode()).hexdigest()[:16]
         self.path = Path(tempfile.gettempdir()) / f"autograder-parallel-{key}.lock"
-        self.what = f"{assignment!r} in {course.root}"
+        self.what = f"{assignment!r} in {root}"
 
     def __enter__(self):
         self.file = open(self.path, "w")
@@ -169,75 +162,147 @@ class _course_lock:
         self.file.close()
 
 
-class _Worker:
-    """A worker process (:mod:`autograder.tools.parallel.worker`) and its pipes."""
+class _Workers:
+    """One worker process (:mod:`autograder.tools.parallel.worker`) that forks itself into
+    ``count`` workers, and a channel (two pipes) to each."""
 
-    def __init__(self, course: state.Course):
+    def __init__(self, root: Path, count: int, env: dict[str, str]):
+        theirs, ours = [], []
+        for _ in range(count):
+            tasks_in, tasks_out = os.pipe()
+            results_in, results_out = os.pipe()
+            theirs.append((tasks_in, results_out))
+            ours.append((tasks_out, results_in))
         self.stderr = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "autograder.tools.parallel.worker"],
-            cwd=course.root, env=tool_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.stderr, text=True, bufsize=1,
-            start_new_session=True,  # Ctrl-C reaches the coordinator, which stops workers in order
-        )
-        self.root = course.root
-        self.failed_start = ""
-
-    def wait_ready(self) -> bool:
-        """Wait for the worker to load nbgrader and the course configuration."""
         try:
-            ready = self.receive()
-        except (OSError, ValueError):
-            ready = None
-        if ready and ready.get("ready"):
-            return True
-        reason = (ready or {}).get("error") or self.stderr_tail()
-        self.failed_start = f"autograde: a worker could not start nbgrader in {self.root}:\n{reason}"
-        return False
-
-    def send(self, task: dict) -> None:
-        self.proc.stdin.write(json.dumps(task) + "\n")
-        self.proc.stdin.flush()
-
-    def receive(self) -> dict | None:
-        line = self.proc.stdout.readline()
-        return json.loads(line) if line else None
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", WORKER_MODULE, "--channels", ",".join(f"{r}:{w}" for r, w in theirs)],
+                cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr,
+                pass_fds=[fd for pair in theirs for fd in pair],
+                start_new_session=True,  # Ctrl-C reaches the coordinator, which stops workers in order
+            )
+        finally:
+            for fd in (fd for pair in theirs for fd in pair):
+                os.close(fd)
+        self.root = root
+        self.workers = [_Worker(self, *pair) for pair in ours]
 
     def stderr_tail(self, lines: int = 12) -> str:
         self.stderr.seek(0)
         return "\n".join(self.stderr.read().strip().splitlines()[-lines:])
 
-    def interrupt(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-
     def close(self) -> None:
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
+        for worker in self.workers:
+            worker.close()
 
     def kill(self, grace: float = 0.0) -> None:
-        """End the worker: after ``grace`` seconds to leave by itself (its stdin closed), by SIGKILL."""
+        """End the workers: after ``grace`` seconds to leave by themselves (their channels closed), by SIGKILL."""
+        self.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=grace)
+        for worker in self.workers[1:]:  # the first worker's children; they end with it anyway
+            if worker.pid is not None and self.proc.poll() is None:
+                with contextlib.suppress(OSError):
+                    os.kill(worker.pid, signal.SIGKILL)
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
         self.stderr.close()
 
 
+class _Worker:
+    """One worker of a :class:`_Workers` process: its channel, and its pid once it is ready."""
+
+    def __init__(self, group: _Workers, tasks: int, results: int):
+        self.group = group
+        self.tasks = os.fdopen(tasks, "w", buffering=1)
+        self.results = os.fdopen(results, "r")
+        self.pid: int | None = None
+        self.ready: dict | None = None
+        self.failed_start = ""
+        self.cpu_seconds: float | None = None  # its own, as of its last reply
+
+    def wait_ready(self) -> bool:
+        """Wait for the worker to load nbgrader and the course configuration."""
+        if self.ready is not None:
+            return True
+        try:
+            ready = self.receive()
+        except (OSError, ValueError):
+            ready = None
+        if ready and ready.get("ready"):
+            self.ready, self.pid = ready, ready["pid"]
+            return True
+        reason = (ready or {}).get("error") or self.group.stderr_tail()
+        self.failed_start = f"autograde: a worker could not start nbgrader in {self.group.root}:\n{reason}"
+        return False
+
+    def ask(self, request: dict) -> dict | None:
+        """Send one request; its reply, or None if the worker is gone."""
+        try:
+            self.tasks.write(json.dumps(request) + "\n")
+            self.tasks.flush()
+            return self.receive()
+        except (OSError, ValueError):
+            return None
+
+    def receive(self) -> dict | None:
+        line = self.results.readline()
+        reply = json.loads(line) if line else None
+        if reply and "cpu_seconds" in reply:
+            self.cpu_seconds = reply["cpu_seconds"]
+        return reply
+
+    def died(self) -> str:
+        """How the worker ended, for a student it was grading."""
+        if self is self.group.workers[0]:
+            return f"the worker grading it died (exit code {self.group.proc.wait()})"
+        return "the worker grading it died"
+
+    def interrupt(self) -> None:
+        if self.pid is not None and self.group.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGINT)
+
+    def close(self) -> None:
+        for stream in (self.tasks, self.results):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def _start_fork_server():
+    """The fork server every worker's kernels come from, started now so it imports while the
+    workers import nbgrader; None where it cannot start (each worker then starts its own)."""
+    from autograder.confinement import forkserver
+    from autograder.grading import compiler
+
+    try:
+        return forkserver.Server(compiler.kernel_environment(tool_env()), wait=False)
+    except OSError:
+        return None
+
+
+def _discard_partial(root: Path, assignment: str, students: list[str]) -> None:
+    """Remove the half-written gradings of students whose worker was killed (done by a worker
+    process of its own: only workers import nbgrader)."""
+    if students:
+        subprocess.run([sys.executable, "-m", WORKER_MODULE, "--discard", assignment, *students],
+                       cwd=root, env=tool_env(), stdin=subprocess.DEVNULL, capture_output=True, check=False)
+
+
 class _Run:
-    def __init__(self, course, assignment, students, workers, force, out, log, start):
-        self.course, self.assignment, self.force = course, assignment, force
+    def __init__(self, root, assignment, students, workers, force, out, log, start):
+        self.root, self.assignment, self.force = root, assignment, force
         self.students, self.workers, self.out = students, workers, out
         self.log = open(log, "a", encoding="utf-8") if log else None
         self.todo: queue.Queue[str] = queue.Queue()
         self.results: queue.Queue[tuple[str, dict | None, _Worker]] = queue.Queue()
         self.stop = threading.Event()
-        self.pool: list[_Worker] = []
+        self.groups: list[_Workers] = []
+        self.idle: queue.Queue[_Worker] = queue.Queue()  # started, not yet given a thread
         self.in_flight: set[str] = set()
-        self.name_width = max(map(len, students))
+        self.server = None
+        self.env = tool_env()
         self.start = start
         self.first_task_at: float | None = None
         self.finished_at: float | None = None
@@ -247,6 +312,12 @@ class _Run:
         progress = None
         previous = _terminate_as_interrupt()
         try:
+            self.server = _start_fork_server()
+            if self.server is not None:
+                from autograder.confinement.forkserver import SHARED_ENV
+
+                self.env[SHARED_ENV] = self.server.shared
+            self._start_workers(self.workers)
             skipped = self._plan()
             done = {o.student_id for o in skipped}
             for student in self.students:
@@ -267,17 +338,12 @@ class _Run:
             _restore_sigterm(previous)
             if progress:
                 progress.close()
-            for worker in self.pool:
-                worker.close()
-            for worker in self.pool:
-                # Time to end as a process should: its fork server waits for the last kernels, so
-                # that their CPU time is counted, and nothing is left to init.
-                worker.kill(grace=0.0 if result.interrupted else WORKER_EXIT_SECONDS)
+            result.cpu_seconds = self._end(grace=0.0 if result.interrupted else WORKER_EXIT_SECONDS)
             if self.log:
                 self.log.close()
         if result.interrupted:
             finished = {o.student_id for o in result.outcomes}
-            result.outcomes += [Outcome(s, "interrupted") for s in self.students if s not in finished]
+            result.outcomes += [Outcome(s, "interrupted") for s in self.students or () if s not in finished]
         result.seconds = time.monotonic() - self.start
         if self.first_task_at is not None:
             result.startup_seconds = self.first_task_at - self.start
@@ -287,21 +353,53 @@ class _Run:
         self.out.flush()
         return result
 
+    def _start_workers(self, count: int) -> None:
+        group = _Workers(self.root, count, self.env)
+        self.groups.append(group)
+        for worker in group.workers:
+            self.idle.put(worker)
+
     def _plan(self) -> list[Outcome]:
-        """Skipped outcomes for the students already fully graded (unless forced)."""
-        if self.force:
-            return []
-        skipped = []
-        with self.course.gradebook() as gb:
-            for student in self.students:
-                if state.is_complete(self.course, gb, self.assignment, student):
-                    earned, possible = automatic_points(gb, self.assignment, student)
-                    skipped.append(Outcome(student, "skipped", earned, possible))
-        return skipped
+        """Ask the first worker which students to grade; skipped outcomes for those already fully
+        graded (unless forced)."""
+        first = self.groups[0].workers[0]
+        if not first.wait_ready():
+            raise ParallelError(first.failed_start)
+        if self.server is not None and not first.ready.get("fork_server"):
+            self.server.close()  # this course's kernels do not fork: nobody will attach
+        reply = first.ask({"plan": {"assignment": self.assignment, "students": self.students, "force": self.force}})
+        if reply is None:
+            raise ParallelError(f"autograde: the first worker died reading the course: {first.group.stderr_tail()}")
+        if "error" in reply:
+            raise ParallelError(reply["error"])
+        plan = reply["plan"]
+        self.students = plan["students"]
+        self.name_width = max(map(len, self.students))
+        return [Outcome(d["student_id"], "skipped", d["points"], d["max_points"]) for d in plan["done"]]
+
+    def _end(self, grace: float) -> dict:
+        """Stop the workers, then the fork server; the CPU seconds of each kind of process."""
+        before = _children_cpu()
+        for group in self.groups:
+            group.close()
+        for group in self.groups:
+            # Time to end as a process should: the first worker waits for the others, so that
+            # their CPU time is counted, and nothing is left to init.
+            group.kill(grace=grace)
+        workers = _children_cpu()
+        if self.server is not None:
+            self.server.close()  # it waits for its last kernels
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        return {
+            "coordinator": own.ru_utime + own.ru_stime,
+            "workers": workers - before,  # nbgrader in each, and any kernel started afresh
+            "each_worker": [w.cpu_seconds for g in self.groups for w in g.workers if w.cpu_seconds is not None],
+            "fork_server_and_kernels": _children_cpu() - workers,
+        }
 
     def _grade(self, result: BatchResult, progress: Progress) -> None:
         self.progress = progress
-        threads = [self._start_worker() for _ in range(result.workers)]
+        threads = [self._feed_next() for _ in range(result.workers)]
         graded = 0
         while graded < progress.todo:
             try:
@@ -309,7 +407,7 @@ class _Run:
             except queue.Empty:
                 progress.tick()
                 if not any(t.is_alive() for t in threads) and self.results.empty():
-                    reasons = {w.failed_start for w in self.pool if w.failed_start}
+                    reasons = {w.failed_start for g in self.groups for w in g.workers if w.failed_start}
                     reason = "\n".join(reasons) or "autograde: every worker stopped before the students were graded"
                     raise ParallelError(reason) from None
                 continue
@@ -319,13 +417,12 @@ class _Run:
             progress.report(outcome, self.name_width)
             graded += 1
             if outcome.status == "failed" and reply is None and not self.todo.empty():
-                threads.append(self._start_worker())  # a crash (the OOM killer?) took that worker
+                self._start_workers(1)  # a crash (the OOM killer?) took that worker
+                threads.append(self._feed_next())
         self.finished_at = time.monotonic()
 
-    def _start_worker(self) -> threading.Thread:
-        worker = _Worker(self.course)
-        self.pool.append(worker)
-        thread = threading.Thread(target=self._feed, args=(worker,), daemon=True)
+    def _feed_next(self) -> threading.Thread:
+        thread = threading.Thread(target=self._feed, args=(self.idle.get_nowait(),), daemon=True)
         thread.start()
         return thread
 
@@ -341,11 +438,7 @@ class _Run:
             if self.first_task_at is None:
                 self.first_task_at = self.progress.grading_since = time.monotonic()
             self.in_flight.add(student)
-            try:
-                worker.send({"assignment": self.assignment, "student": student, "force": True})
-                reply = worker.receive()
-            except (OSError, ValueError):
-                reply = None
+            reply = worker.ask({"assignment": self.assignment, "student": student, "force": True})
             self.results.put((student, reply, worker))
             if reply is None or reply.get("interrupted"):
                 return  # that worker is gone
@@ -355,22 +448,16 @@ class _Run:
             self.log.write(f"===== {self.assignment} / {student} =====\n{reply['log']}\n")
             self.log.flush()
         if reply is None:  # the worker is gone: we stopped it, or it crashed
-            code = worker.proc.wait()
-            state.discard_partial(self.course, self.assignment, student)
             if self.stop.is_set():
-                return Outcome(student, "interrupted")
-            reason = f"the worker grading it died (exit code {code}): {worker.stderr_tail(3)}"
+                return Outcome(student, "interrupted")  # its half-written output goes after the others stop
+            reason = f"{worker.died()}: {worker.group.stderr_tail(3)}"
+            _discard_partial(self.root, self.assignment, [student])
             return Outcome(student, "failed", error=reason)
-        if reply.get("interrupted") and not self._complete(student):
-            state.discard_partial(self.course, self.assignment, student)
-            return Outcome(student, "interrupted", seconds=reply["seconds"])
+        if reply.get("interrupted") and not reply.get("complete"):
+            return Outcome(student, "interrupted", seconds=reply["seconds"])  # the worker removed its output
         if reply["success"]:
             return Outcome(student, "graded", reply["points"], reply["max_points"], reply["seconds"])
         return Outcome(student, "failed", seconds=reply["seconds"], error=reply.get("error", "see nbgrader's log"))
-
-    def _complete(self, student: str) -> bool:
-        with self.course.gradebook() as gb:
-            return state.is_complete(self.course, gb, self.assignment, student)
 
     def _interrupt(self, result: BatchResult, progress: Progress | None) -> None:
         """Ctrl-C: stop handing out students, stop those in progress, keep what finished."""
@@ -381,9 +468,11 @@ class _Run:
         self.out.write(f"stopping: {len(self.in_flight)} student(s) in progress are stopped; "
                        "Ctrl-C again to kill at once\n")
         self.out.flush()
-        for worker in self.pool:
-            worker.interrupt()
+        for group in self.groups:
+            for worker in group.workers:
+                worker.interrupt()
         deadline = time.monotonic() + STOP_GRACE
+        stopped = []
         try:
             while self.in_flight and time.monotonic() < deadline:
                 try:
@@ -392,15 +481,22 @@ class _Run:
                     continue
                 self.in_flight.discard(student)
                 outcome = self._outcome(student, reply, worker)
+                if reply is None:
+                    stopped.append(student)
                 if outcome.status != "interrupted":
                     result.outcomes.append(outcome)
                     progress.report(outcome, self.name_width)
         except KeyboardInterrupt:
             pass
-        for worker in self.pool:
-            worker.kill()
-        for student in list(self.in_flight):  # killed before they answered
-            state.discard_partial(self.course, self.assignment, student)
+        for group in self.groups:
+            group.kill()
+        # Students whose worker died or was killed before it could clean up after them.
+        _discard_partial(self.root, self.assignment, sorted(set(stopped) | self.in_flight))
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _terminate_as_interrupt():

@@ -73,6 +73,39 @@ def load_course(course_dir: Path) -> Course:
     return Course(coursedir)
 
 
+def plan(course: Course, assignment: str, students: list[str] | None, force: bool) -> dict:
+    """What a run must do: the students chosen (every submission, or those named), and of them
+    those already fully graded, with their points, unless ``force``. Raises
+    :class:`ParallelError` when nbgrader could grade nobody."""
+    from autograder.tools.gradebook import automatic_points
+
+    check_assignment(course, assignment)
+    everyone = submitted_students(course, assignment)
+    chosen = everyone if students is None else _chosen(course, assignment, students, everyone)
+    if not chosen:
+        pattern = course.coursedir.format_path(course.coursedir.submitted_directory, "*", assignment)
+        raise ParallelError(f"autograde: no submissions of {assignment!r}: nothing matches {pattern}")
+    done = []
+    if not force:
+        with course.gradebook() as gb:
+            for student in chosen:
+                if is_complete(course, gb, assignment, student):
+                    earned, possible = automatic_points(gb, assignment, student)
+                    done.append({"student_id": student, "points": earned, "max_points": possible})
+    return {"root": str(course.root), "students": chosen, "done": done}
+
+
+def _chosen(course: Course, assignment: str, students: list[str], everyone: list[str]) -> list[str]:
+    chosen = sorted(set(students))
+    missing = [s for s in chosen if s not in everyone]
+    if missing:
+        pattern = course.coursedir.format_path(course.coursedir.submitted_directory, "*", assignment)
+        raise ParallelError(
+            f"autograde: no submission of {assignment!r} by {', '.join(map(repr, missing))} under {pattern}"
+        )
+    return chosen
+
+
 def check_assignment(course: Course, assignment: str) -> None:
     """Fail early, in nbgrader's words, when nbgrader autograde could grade nobody."""
     db = course.root / "gradebook.db"

@@ -1,28 +1,40 @@
-"""One autograde worker: a long-lived process that grades one student at a time
-with nbgrader's own ``NbGraderAPI.autograde``, so Python and nbgrader start once
-per worker instead of once per student.
+"""Autograde workers: long-lived processes that each grade one student at a time
+with nbgrader's own ``NbGraderAPI.autograde``, so Python and nbgrader start once per
+run instead of once per student.
 
-Started by :mod:`autograder.tools.parallel.run` as ``python -m autograder.tools.parallel.worker``
-in the course root, where it loads ``nbgrader_config.py`` exactly as
-``nbgrader autograde`` does. Protocol, one JSON object per line: tasks
-``{"assignment", "student", "force"}`` on stdin; a ``{"ready": ...}`` line, then
-one result per task, on the file descriptor that was stdout when it started
-(stdout itself is pointed at stderr, so nothing nbgrader or Jupyter prints can
-corrupt a result line). End of stdin ends the worker.
+    python -m autograder.tools.parallel.worker --channels R:W[,R:W...]
+    python -m autograder.tools.parallel.worker --discard ASSIGNMENT STUDENT...
+
+Started by :mod:`autograder.tools.parallel.run` in the course root, where it loads
+``nbgrader_config.py`` exactly as ``nbgrader autograde`` does. The process imports
+nbgrader once and then forks itself, one worker per channel (a pair of pipe
+descriptors the coordinator made: tasks in, results out), before any of them has
+opened a gradebook or started a kernel. Protocol, one JSON object per line: a
+``{"ready": ...}`` line from each worker, then one reply per request. The first
+worker also answers ``{"plan": ...}``: which students to grade and which are done
+already (:func:`autograder.tools.parallel.state.plan`), so the coordinator itself never
+imports nbgrader. Standard output is pointed at standard error, so nothing nbgrader
+or Jupyter prints can corrupt a reply; the end of a worker's channel ends it.
 
 SIGINT stops the student in progress the way Ctrl-C stops ``nbgrader
 autograde``: nbgrader removes that student's half-written output, and the
 worker reports ``"interrupted"`` and exits. If the process that started the
 worker disappears, the worker kills itself at once; its kernel follows (ipykernel
 exits when its parent changes), and the half-written student is found and
-regraded by the next run.
+regraded by the next run. The forked workers are children of the first: they
+end with it, and it waits for them, so their CPU time is counted.
+
+``--discard`` removes half-written gradings of students whose worker was killed
+mid-grading (:func:`autograder.tools.parallel.state.discard_partial`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import resource
 import signal
 import sys
 import threading
@@ -77,7 +89,21 @@ def grade_one(api, assignment: str, student: str, force: bool) -> dict:
         outcome.update(points_of(api.coursedir.db_url, assignment, student))
     else:
         outcome["error"] = gist(log)
+    if _interrupted.is_set():
+        outcome["complete"] = _keep_only_complete(api, assignment, student)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    outcome["cpu_seconds"] = usage.ru_utime + usage.ru_stime
     return outcome
+
+
+def _keep_only_complete(api, assignment: str, student: str) -> bool:
+    """After an interrupt: remove the student's grading unless it is complete; whether it is."""
+    from autograder.tools.parallel import state
+
+    course = state.Course(api.coursedir)
+    state.discard_partial(course, assignment, student)
+    with course.gradebook() as gb:
+        return state.is_complete(course, gb, assignment, student)
 
 
 def points_of(db_url: str, assignment: str, student: str) -> dict:
@@ -123,30 +149,109 @@ def _on_sigint(signum, frame):
     raise KeyboardInterrupt
 
 
-def main() -> int:
-    results = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)
-    _watch_parent()
-    signal.signal(signal.SIGINT, _on_sigint)
+def _channels(text: str) -> list[tuple[int, int]]:
+    try:
+        pairs = [tuple(int(fd) for fd in pair.split(":")) for pair in text.split(",")]
+    except ValueError:
+        pairs = []
+    if not pairs or any(len(pair) != 2 for pair in pairs):
+        raise SystemExit(f"worker: --channels wants R:W[,R:W...], not {text!r}")
+    return pairs
 
+
+def _fork_workers(channels: list[tuple[int, int]]) -> tuple[tuple[int, int], list[int]]:
+    """One process per channel: this one takes the first; (its channel, the other workers' pids)."""
+    children = []
+    for index, channel in enumerate(channels[1:], start=1):
+        pid = os.fork()
+        if pid == 0:
+            for other in channels[:index] + channels[index + 1:]:
+                for fd in other:
+                    os.close(fd)
+            return channel, []
+        children.append(pid)
+        for fd in channel:
+            os.close(fd)
+    return channels[0], children
+
+
+def serve(api, tasks, results) -> int:
+    """Answer requests on ``tasks`` until it closes; 130 after an interrupt."""
     def send(message: dict) -> None:
         results.write(json.dumps(message) + "\n")
 
-    try:
-        api = open_api()
-    except (Exception, SystemExit) as error:
-        send({"ready": False, "error": f"{type(error).__name__}: {error}"})
-        return 1
-    send({"ready": True, "pid": os.getpid()})
-    for line in sys.stdin:
+    send({"ready": True, "pid": os.getpid(), "fork_server": _forks_kernels(api)})
+    for line in tasks:
         if not line.strip():
             continue
-        task = json.loads(line)
-        send(grade_one(api, task["assignment"], task["student"], task.get("force", True)))
+        request = json.loads(line)
+        if "plan" in request:
+            send(plan(api, **request["plan"]))
+            continue
+        send(grade_one(api, request["assignment"], request["student"], request.get("force", True)))
         if _interrupted.is_set():
             return 130
     return 0
 
 
+def plan(api, assignment: str, students: list[str] | None, force: bool) -> dict:
+    """The coordinator's first question, answered here, where nbgrader is loaded."""
+    from autograder.tools.errors import ParallelError
+    from autograder.tools.parallel import state
+
+    try:
+        return {"plan": state.plan(state.Course(api.coursedir), assignment, students, force)}
+    except ParallelError as error:
+        return {"error": str(error)}
+
+
+def _forks_kernels(api) -> bool:
+    """Whether this course's kernels would come from a fork server (else one started for us is idle)."""
+    from autograder.confinement import kernel_manager
+    from autograder.confinement.preprocessors import ConfinedExecute
+
+    preprocessors = api.config.get("Autograde", {}).get("autograde_preprocessors", [])
+    confined = any(isinstance(p, type) and issubclass(p, ConfinedExecute) for p in preprocessors)
+    wanted = api.config.get("ConfinedKernelManager", {}).get("fork_server", True)
+    return confined and bool(wanted) and kernel_manager.can_confine()
+
+
+def discard(assignment: str, students: list[str]) -> int:
+    from autograder.tools.parallel import state
+
+    course = state.Course(open_api().coursedir)
+    for student in students:
+        state.discard_partial(course, assignment, student)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--discard"] and len(argv) > 2:
+        return discard(argv[1], argv[2:])
+    if len(argv) != 2 or argv[0] != "--channels":
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    channels = _channels(argv[1])
+    os.dup2(2, 1)
+    signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        api = open_api()
+    except (Exception, SystemExit) as error:
+        for _, out in channels:
+            os.write(out, (json.dumps({"ready": False, "error": f"{type(error).__name__}: {error}"}) + "\n").encode())
+        return 1
+    (tasks, results), children = _fork_workers(channels)  # before any thread, gradebook or kernel
+    _watch_parent()
+    with os.fdopen(tasks, "r") as task_lines, os.fdopen(results, "w", buffering=1) as result_lines:
+        try:
+            code = serve(api, task_lines, result_lines)
+        except KeyboardInterrupt:  # Ctrl-C while waiting for a task
+            code = 130
+    for child in children:  # so that their CPU time reaches the coordinator's
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(child, 0)
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
