@@ -299,6 +299,9 @@ class Server:
         return f"the fork server exited with code {self.process.returncode}"
 
     def close(self) -> None:
+        if self.process.poll() is None and not os.path.exists(self.path):
+            self.process.kill()  # still importing: it has made no kernel to wait for
+            self.process.wait()
         if self.process.poll() is None:
             self.process.stdin.close()  # the server's signal to leave
             try:

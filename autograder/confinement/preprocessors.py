@@ -9,16 +9,19 @@ so nothing a student's code does in that kernel can skip them:
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import secrets
 import tempfile
+import time
 from functools import lru_cache
 
 from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
+from traitlets import Unicode
 
 from autograder.confinement import seal as _seal
 from autograder.confinement import PACKAGE_ROOT
@@ -170,7 +173,14 @@ class ConfinedExecute(Execute):
     nbgrader's own Execute stops at a dead kernel and the whole submission goes
     ungraded; here the cell that was running and every cell after it get an error
     output saying so (nbgrader scores those zero) and the rest keeps its results.
+
+    With ``phase_log`` set (the benchmark sets it), each notebook appends one JSON
+    line there: the seconds from the start to the first cell (the kernel starting
+    and becoming ready), in the notebook's own cells, in its grade cells, and
+    from the last cell to the end (shutting the kernel down, killing its leftovers).
     """
+
+    phase_log = Unicode("", config=True, help="Append each notebook's phase timings to this file (JSON lines).")
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", ConfinedKernelManager)
@@ -178,11 +188,38 @@ class ConfinedExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._died = None
-        return super().preprocess(nb, resources, km)
+        self._phases = {"cells": 0.0, "grade_cells": 0.0}
+        self._first_cell = self._last_cell = None
+        began = time.perf_counter()
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            if self.phase_log:
+                self._log_phases(began, time.perf_counter(), resources)
+
+    def _log_phases(self, began: float, ended: float, resources) -> None:
+        first = self._first_cell if self._first_cell is not None else ended
+        last = self._last_cell if self._last_cell is not None else ended
+        where = (resources or {}).get("nbgrader", {})
+        phases = {"student": where.get("student"), "notebook": where.get("notebook"), "kernel_start": first - began,
+                  **self._phases, "shutdown": ended - last, "execute": ended - began}
+        with open(self.phase_log, "a", encoding="utf-8") as log:
+            log.write(json.dumps(phases) + "\n")
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":
             return cell, resources
+        started = time.perf_counter()
+        if self._first_cell is None:
+            self._first_cell = started
+        try:
+            return self._run_cell(cell, resources, index)
+        finally:
+            self._last_cell = time.perf_counter()
+            kind = "grade_cells" if is_grade(cell) and not is_solution(cell) else "cells"
+            self._phases[kind] += self._last_cell - started
+
+    def _run_cell(self, cell, resources, index):
         if self._died is None:
             try:
                 return super().preprocess_cell(cell, resources, index)

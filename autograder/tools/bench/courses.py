@@ -221,4 +221,12 @@ def build(root: Path, assignments: list[str], students: int) -> BenchCourses:
     parallel = clone_course(serial, root / "parallel")
     forked_floor = clone_course(floor, root / "forked_floor")
     scratch.start_kernels_afresh(floor)  # the fixed reference; its copy above keeps forked kernels
+    for course in (floor, forked_floor, serial, parallel):  # vanilla runs nbgrader's own Execute
+        with open(course.root / "nbgrader_config.py", "a") as config:
+            config.write(f"c.ConfinedExecute.phase_log = {str(phase_log(course.root))!r}\n")
     return BenchCourses(root, vanilla, floor, forked_floor, serial, parallel, kinds, notebooks)
+
+
+def phase_log(root: Path) -> Path:
+    """Where a bench course's kernels' phases are logged (autograder.confinement.preprocessors.ConfinedExecute)."""
+    return Path(root) / "phases.jsonl"

@@ -26,7 +26,11 @@ command's start-up (nbgrader run once more with everyone graded), for c the
 seconds its workers spent grading divided by the number of workers (no start-up,
 and no tail where one worker waits for the other's last student). *CPU*: CPU
 seconds of the whole process tree per notebook, the figure least moved by other
-programs. The targets (see :data:`TARGETS`) are read on the steady figures, but
+programs; *steady CPU* less the start-up command's CPU (for a, f and b that command
+starts no kernel, so their fork server's start stays in). Each notebook's kernel
+phases (start, cells, grade cells, shutdown) come from ``ConfinedExecute.phase_log``,
+and the parallel command's CPU per process (coordinator, workers, fork server and
+kernels) from its JSON. The targets (see :data:`TARGETS`) are read on the steady figures, but
 for c against v, which is read as run. Other programs
 running meanwhile skew every figure, the parallel ones most: an assignment graded
 while they took more than 10% of the CPU is graded again (``--force``, at most
@@ -67,7 +71,8 @@ TARGETS = (
     ("b/v (steady): serial, graders and confinement, over plain nbgrader", "b_over_v_steady", "<=", 1.0),
     ("c/v (as run): the parallel command over plain nbgrader", "c_over_v", "<=", 0.5),
     ("c/b (CPU): parallel CPU per notebook over serial", "c_over_b_cpu", "<=", 1.1),
-    ("b CPU over the work itself (notebook cells + properties, probed)", "b_cpu_over_work", "<=", 1.5),
+    ("b CPU per further notebook over the work itself (cells + properties, probed)", "b_steady_cpu_over_work",
+     "<=", 1.5),
 )
 BUSY_SHARE = 0.10  # more CPU than this taken by other programs marks a row as skewed
 ATTEMPTS = 3  # gradings of one assignment at most, while other programs keep the machine busy
@@ -115,8 +120,8 @@ def run_bench(
 
     # What a command costs before its first notebook: nbgrader with every student already graded.
     startup = {
-        mode: measure.run_measured(_command(mode, assignments[-1], workers, None), roots[mode], env, log).seconds
-        for mode in MODES if mode != "parallel"
+        mode: measure.run_measured(_command(mode, assignments[-1], workers, None), roots[mode], env, log)
+        for mode in MODES
     }
     identical, differences = _compare_grades(courses)
 
@@ -160,8 +165,12 @@ def _command(mode: str, assignment: str, workers: int, json_out: Path | None, fo
 def _grade(mode: str, assignment: str, root: Path, workers: int, env: dict, log: Path, work: Path,
            force: bool = False) -> dict:
     json_out = work / f"parallel-{assignment}.json" if mode == "parallel" else None
+    phases = _bench_course.phase_log(root)
+    phases.unlink(missing_ok=True)
     measured = measure.run_measured(_command(mode, assignment, workers, json_out, force), root, env, log)
     run = measured.as_dict()
+    if phases.exists():
+        run["phases"] = _mean_phases([json.loads(line) for line in phases.read_text().splitlines() if line.strip()])
     run["others_cpu_share"] = (run["others_cpu_seconds"] or 0.0) / (run["seconds"] * (os.cpu_count() or 1))
     run["forced"] = force
     if json_out and json_out.exists():
@@ -171,8 +180,18 @@ def _grade(mode: str, assignment: str, root: Path, workers: int, env: dict, log:
         # where one worker has finished and another still grades the last student.
         run["worker_busy_seconds"] = sum(o["seconds"] for o in batch["outcomes"] if o["status"] != "skipped")
         run["startup_seconds"] = batch["startup_seconds"]
+        run["process_cpu_seconds"] = batch["cpu_seconds"]
         run["outcomes"] = {o["student_id"]: o["status"] for o in batch["outcomes"]}
     return run
+
+
+#: What ConfinedExecute logs per notebook, and what the report calls it.
+PHASES = (("kernel_start", "kernel start to ready"), ("cells", "the notebook's own cells"),
+          ("grade_cells", "hidden grade cells"), ("shutdown", "kernel shutdown, leftovers killed"))
+
+
+def _mean_phases(entries: list[dict]) -> dict:
+    return {key: statistics.mean(e[key] for e in entries) for key, _ in PHASES + (("execute", ""),)} if entries else {}
 
 
 def _busiest(by_mode: dict[str, dict]) -> float:
@@ -209,7 +228,7 @@ def _probe_all(courses, env: dict) -> dict[tuple[str, str], dict]:
 
 def _figures(courses, assignments, runs, startup, probes, students, workers) -> dict:
     per_assignment = {}
-    totals = {m: {"seconds": 0.0, "steady_seconds": 0.0, "cpu_seconds": 0.0} for m in MODES}
+    totals = {m: {"seconds": 0.0, "steady_seconds": 0.0, "cpu_seconds": 0.0, "steady_cpu_seconds": 0.0} for m in MODES}
     for a in assignments:
         row = {"students": {sid: kind for (sid, aa), kind in sorted(courses.kinds.items()) if aa == a}}
         for mode in MODES:
@@ -217,12 +236,17 @@ def _figures(courses, assignments, runs, startup, probes, students, workers) -> 
             if mode == "parallel":
                 steady = run["worker_busy_seconds"] / workers
             else:
-                steady = max(run["seconds"] - startup[mode], 0.0)
+                steady = max(run["seconds"] - startup[mode].seconds, 0.0)
+            # CPU less the start-up command's (in a and b a fork server's start stays in: the start-up
+            # command starts no kernel)
+            steady_cpu = max(run["cpu_seconds"] - startup[mode].cpu_seconds, 0.0)
             run["per_notebook"] = run["seconds"] / students
             run["steady_per_notebook"] = steady / students
             run["cpu_per_notebook"] = run["cpu_seconds"] / students
+            run["steady_cpu_per_notebook"] = steady_cpu / students
             totals[mode]["seconds"] += run["seconds"]
             totals[mode]["cpu_seconds"] += run["cpu_seconds"]
+            totals[mode]["steady_cpu_seconds"] += steady_cpu
             totals[mode]["steady_seconds"] += steady
             row[mode] = run
         row.update(_ratios(row))
@@ -234,16 +258,23 @@ def _figures(courses, assignments, runs, startup, probes, students, workers) -> 
             "per_notebook": totals[mode]["seconds"] / n,
             "steady_per_notebook": totals[mode]["steady_seconds"] / n,
             "cpu_per_notebook": totals[mode]["cpu_seconds"] / n,
+            "steady_cpu_per_notebook": totals[mode]["steady_cpu_seconds"] / n,
             "peak_tree_mb": max(per_assignment[a][mode]["peak_tree_mb"] or 0 for a in assignments) or None,
             "peak_process_mb": max(per_assignment[a][mode]["peak_process_mb"] or 0 for a in assignments) or None,
         }
     overall.update(_ratios(overall))
+    overall["phases"] = _phase_figures(per_assignment, overall, assignments)
+    overall["parallel_process_cpu"] = {
+        key: sum(per_assignment[a]["parallel"]["process_cpu_seconds"][key] for a in assignments) / n
+        for key in ("coordinator", "workers", "fork_server_and_kernels")
+    }
     properties = _property_figures(probes)
     # The work no grading can avoid, per notebook: the notebook's own cells and the properties.
     work = statistics.mean(properties[a]["run_notebook_cells_seconds"] + properties[a]["properties_seconds_mean"]
                            for a in assignments)
     overall["work_per_notebook"] = work
     overall["b_cpu_over_work"] = overall["serial"]["cpu_per_notebook"] / work
+    overall["b_steady_cpu_over_work"] = overall["serial"]["steady_cpu_per_notebook"] / work
     return {
         "command": f"python -m autograder bench --students {students} --workers {workers}",
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -252,7 +283,8 @@ def _figures(courses, assignments, runs, startup, probes, students, workers) -> 
         "students_per_assignment": students,
         "workers": workers,
         "notebooks_per_mode": n,
-        "startup_seconds": {LABEL[mode]: round(seconds, 2) for mode, seconds in startup.items()},
+        "startup_seconds": {LABEL[mode]: round(m.seconds, 2) for mode, m in startup.items()},
+        "startup_cpu_seconds": {LABEL[mode]: round(m.cpu_seconds, 2) for mode, m in startup.items()},
         "assignments": per_assignment,
         "overall": overall,
         "properties": properties,
@@ -262,6 +294,23 @@ def _figures(courses, assignments, runs, startup, probes, students, workers) -> 
             for name, key, sense, bound in TARGETS
         ],
     }
+
+
+_PHASED = ("floor", "forked_floor", "serial", "parallel")
+
+
+def _phase_figures(per_assignment: dict, overall: dict, assignments: list[str]) -> dict:
+    """Per mode, the mean seconds per notebook of each phase of a kernel's life, and for the serial
+    modes what nbgrader does around the kernel: the steady figure less those phases."""
+    figures = {}
+    for mode in _PHASED:
+        logged = [per_assignment[a][mode].get("phases") for a in assignments]
+        if not all(logged):
+            continue
+        figures[mode] = {key: statistics.mean(p[key] for p in logged) for key in logged[0]}
+        if mode != "parallel":
+            figures[mode]["around"] = overall[mode]["steady_per_notebook"] - figures[mode]["execute"]
+    return figures
 
 
 def _others_share(runs: dict) -> float | None:
@@ -330,8 +379,9 @@ def report(f: dict) -> str:
         + ("  (too busy: figures are skewed)" if (f["others_cpu_share"] or 0) > BUSY_SHARE else ""),
         f"{f['students_per_assignment']} students x {len(f['assignments'])} assignments = "
         f"{f['notebooks_per_mode']} notebooks per mode; c with {f['workers']} workers; "
-        "start-up of nbgrader autograde per command: "
-        + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in f["startup_seconds"].items()),
+        "start-up per command (everyone graded), s and CPU s: "
+        + ", ".join(f"{name} {seconds:.1f}/{f['startup_cpu_seconds'][name]:.1f}"
+                    for name, seconds in f["startup_seconds"].items()),
         "",
         f"{'seconds per notebook':<30}" + "".join(f"{LABEL[m]:>{w}}" for m, w in _COLUMNS)
         + f"{'b/a':>7}{'b/f':>7}{'b/v':>7}{'c speed-up':>12}",
@@ -352,6 +402,7 @@ def report(f: dict) -> str:
     o = f["overall"]
     if any(max(f["assignments"][a][mode]["others_cpu_share"] for mode in MODES) > BUSY_SHARE for a in f["assignments"]):
         lines.append(f"  * other programs used more than {BUSY_SHARE:.0%} of the CPU while this assignment was graded")
+    lines += _phase_lines(o)
     lines += [
         "",
         f"{'peak memory (MB)':<30}" + "".join(f"{LABEL[m]:>{w}}" for m, w in _COLUMNS),
@@ -383,6 +434,24 @@ def report(f: dict) -> str:
               for t in f["targets"]]
     lines.append(f"courses and nbgrader output: {f['work_dir']}")
     return "\n".join(lines)
+
+
+def _phase_lines(o: dict) -> list[str]:
+    phases = o.get("phases") or {}
+    columns = [(m, w) for m, w in _COLUMNS if m in phases]
+    lines = ["", f"{'phases, wall s per notebook':<36}" + "".join(f"{LABEL[m]:>{w}}" for m, w in columns)]
+    rows = [*PHASES, ("around", "nbgrader's work around the kernel")]
+    for key, name in rows:
+        lines.append(f"  {name:<34}" + "".join(
+            f"{phases[m][key]:>{w}.2f}" if key in phases[m] else f"{'-':>{w}}" for m, w in columns))
+    lines.append("  (nbgrader's work: the steady figure less the four phases: gradebook, copies, "
+                 "the other preprocessors, writing)")
+    lines.append(f"{'CPU s per further notebook (steady)':<30}"
+                 + "".join(f"{o[m]['steady_cpu_per_notebook']:>{w}.2f}" for m, w in _COLUMNS))
+    cpu = o["parallel_process_cpu"]
+    lines.append(f"c, CPU s per notebook by process: coordinator {cpu['coordinator']:.2f}, workers (nbgrader) "
+                 f"{cpu['workers']:.2f}, fork server and its kernels {cpu['fork_server_and_kernels']:.2f}")
+    return lines
 
 
 def _span(p: dict, key: str) -> str:
