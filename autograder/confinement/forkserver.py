@@ -256,6 +256,16 @@ def _exit_like_python(code: int) -> None:
         os._exit(code)
 
 
+def command(path: str) -> list[str]:
+    """How a fork server listening on ``path`` is started."""
+    return [sys.executable, "-m", "autograder.confinement.forkserver", path]
+
+
+def environment(env: dict[str, str]) -> dict[str, str]:
+    """A fork server's environment, from its kernels': no BLAS threads in a process that forks."""
+    return {**env, "OPENBLAS_NUM_THREADS": "1"}
+
+
 #: Seconds a server may take to import everything before it counts as failed.
 READY_SECONDS = 120.0
 
@@ -272,9 +282,8 @@ class Server:
         self.folder = tempfile.mkdtemp(prefix="autograder-forkserver-")  # 0700: root's alone
         self.path = os.path.join(self.folder, "socket")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "autograder.confinement.forkserver", self.path],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/", start_new_session=True,
-            env={**env, "OPENBLAS_NUM_THREADS": "1"},  # no BLAS threads in a process that forks
+            command(self.path), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/",
+            start_new_session=True, env=environment(env),
         )
         atexit.register(self.close)
         if wait:
@@ -365,7 +374,10 @@ def main(argv: list[str]) -> int:
             said.write(f"cannot fork kernels: {error}\n")  # for the kernel managers attached to it
         return 1
     serve(argv[0])
-    return 0
+    # Every monitor has been waited for: nothing is left to do, and tearing down the 1,200
+    # modules this process imported would keep whoever waits for it waiting for nothing.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ In nbgrader's process. :class:`ConfinedKernelManager` starts each kernel through
 :mod:`autograder.confinement.jail` (a private view of the machine, a cgroup, a user of its
 own) and, when the kernel is gone, kills whatever the notebook started that is
 still running (processes of that user, members of that cgroup), so a daemon a
-notebook forks cannot outlive its grading.
+notebook forks cannot outlive its grading. Its client (:class:`ReadyKernelClient`)
+starts executing as soon as the kernel has answered.
 
 Kernels are forks of a server that imported ipykernel, JAX and the graders once
 (:mod:`autograder.confinement.forkserver`; nbgrader runs its client,
@@ -29,9 +30,13 @@ import sys
 import time
 from pathlib import Path
 
+from queue import Empty
+
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import ensure_async
 from nbgrader.coursedir import CourseDirectory
-from traitlets import Bool
+from traitlets import Bool, DottedObjectName, Type
 
 from autograder.confinement import forkserver
 from autograder.confinement import jail as _jail
@@ -142,11 +147,54 @@ def fork_server(cmd: list[str], env: dict[str, str], log):
     return _server
 
 
+class ReadyKernelClient(AsyncKernelClient):
+    """The kernel client nbgrader executes with, ready as soon as the kernel has answered.
+
+    jupyter_client's ``wait_for_ready`` asks for ``kernel_info`` and, once answered, reads
+    IOPub until it has been quiet for 0.2 s: a fifth of a second of nothing per notebook,
+    half of a forked kernel's start. This one stops at the kernel's ``idle`` for the request
+    it answered, which shows IOPub connected as well; a request whose ``idle`` is not heard
+    within 0.2 s is asked again, as there. Whatever arrives later belongs to no cell: nbclient
+    reads only the messages of its own requests.
+    """
+
+    async def _async_wait_for_ready(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+        while True:
+            self.kernel_info()
+            try:
+                reply = await ensure_async(self.shell_channel.get_msg(timeout=1))
+            except Empty:
+                reply = None
+            if reply and reply["msg_type"] == "kernel_info_reply" and await self._idle_after(reply):
+                self._handle_kernel_info_reply(reply)
+                return
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
+
+    wait_for_ready = _async_wait_for_ready  # jupyter_client binds the name to its own at class creation
+
+    async def _idle_after(self, reply: dict) -> bool:
+        request = reply["parent_header"].get("msg_id")
+        while True:
+            try:
+                message = await ensure_async(self.iopub_channel.get_msg(timeout=0.2))
+            except Empty:
+                return False
+            if (message["msg_type"] == "status" and message["content"].get("execution_state") == "idle"
+                    and message["parent_header"].get("msg_id") == request):
+                return True
+
+
 class ConfinedKernelManager(AsyncKernelManager):
     """An AsyncKernelManager whose kernels start inside :mod:`autograder.confinement.jail`,
     compiling as :mod:`autograder.grading.compiler` says."""
 
     fork_server = Bool(True, config=True, help="Fork kernels from a server that imported their modules once.")
+    client_class = DottedObjectName(f"{__name__}.ReadyKernelClient", config=True)
+    client_factory = Type(ReadyKernelClient, klass=AsyncKernelClient, config=True)
 
     async def _async_pre_start_kernel(self, **kw):
         cmd, kw = await super()._async_pre_start_kernel(**kw)

@@ -30,8 +30,10 @@ mid-grading (:func:`autograder.tools.parallel.state.discard_partial`).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
+import logging
 import os
 import re
 import resource
@@ -250,7 +252,14 @@ def main(argv: list[str]) -> int:
     for child in children:  # so that their CPU time reaches the coordinator's
         with contextlib.suppress(ChildProcessError):
             os.waitpid(child, 0)
-    return code
+    # Every reply is written and every gradebook write committed: run the exit handlers (a fork
+    # server of this worker's own is closed by one) and leave without tearing down nbgrader's
+    # modules, which only keeps the coordinator waiting.
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
