@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
                       help="grade only this assignment (repeatable; default: all in source/)")
     demo.add_argument("--workers", type=int, default=None, metavar="N",
                       help="students autograded at once (default: one per core)")
+    demo.add_argument("--db-url", metavar="URL", help="the gradebook, as an SQLAlchemy URL "
+                      "(postgresql+psycopg2://USER:PASSWORD@HOST:PORT/DB); default: gradebook.db in the course")
 
     grade = commands.add_parser(
         "autograde",
@@ -56,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--course-dir", type=Path, default=Path("."),
                        help="the course folder, holding nbgrader_config.py (default: the working folder)")
     grade.add_argument("--log", type=Path, metavar="FILE", help="append nbgrader's full output for each student here")
+    grade.add_argument("--db-url", metavar="URL", help="the gradebook, as an SQLAlchemy URL, instead of the one "
+                       "nbgrader_config.py names (its default: gradebook.db in the course folder)")
     grade.add_argument("--json", type=Path, metavar="PATH",
                        help="also write each student's outcome and the timings as JSON")
 
@@ -117,12 +121,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             from autograder.tools.demo import demo as run_demo
 
-            run_demo(args.course_dir, args.assignments, args.workers)
+            run_demo(args.course_dir, args.assignments, args.workers, args.db_url)
         elif args.command == "autograde":
             from autograder.tools.parallel import run as parallel
 
             result = parallel.autograde(
-                args.assignment, args.course_dir, args.workers, args.students, args.force, log=args.log
+                args.assignment, args.course_dir, args.workers, args.students, args.force, log=args.log,
+                db_url=args.db_url,
             )
             if args.json:
                 args.json.write_text(json.dumps(result.as_json(), indent=2) + "\n")

@@ -42,7 +42,8 @@ def format_table(result: CycleResult, students: Iterable[str], assignments: Iter
 
 
 def demo(
-    course_dir: Path | None = None, assignments: Iterable[str] | None = None, workers: int | None = None
+    course_dir: Path | None = None, assignments: Iterable[str] | None = None, workers: int | None = None,
+    db_url: str | None = None,
 ) -> CycleResult:
     """The README's quickstart: grade the bundled sample submissions through the parallel
     command, saying each step as it goes, then print the table and where everything is."""
@@ -51,7 +52,8 @@ def demo(
     students = sample_students(assignments)
     steps = Steps(sys.stdout)
     steps.say(f"demo: {len(students)} sample students x {len(assignments)} assignments ({', '.join(assignments)})")
-    result = run_cycle(course_dir, students, assignments, steps=steps, workers=workers or os.cpu_count() or 1)
+    result = run_cycle(course_dir, students, assignments, steps=steps, workers=workers or os.cpu_count() or 1,
+                       db_url=db_url)
     print()
     print(format_table(result, [s.student_id for s in students], assignments))
     print(f"\nfeedback HTML: {result.course.feedback_dir}")

@@ -93,9 +93,14 @@ class Score:
 
 @dataclass(frozen=True)
 class Course:
-    """Paths of one scratch course."""
+    """Paths of one scratch course, and its gradebook's URL where it is not the default SQLite file."""
 
     root: Path
+    db_url: str | None = None
+
+    @property
+    def gradebook_url(self) -> str:
+        return self.db_url or f"sqlite:///{self.root / 'gradebook.db'}"
 
     @property
     def exchange(self) -> Path:
@@ -164,8 +169,9 @@ def course_id(repo_root: Path = REPO_ROOT) -> str:
 # ---------------------------------------------------------------- course set-up
 
 
-def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT) -> Course:
-    """Make an empty scratch course: config, a copy of source/, an exchange folder."""
+def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT, db_url: str | None = None) -> Course:
+    """Make an empty scratch course: config, a copy of source/, an exchange folder; its gradebook
+    at ``db_url`` (an SQLAlchemy URL: ``postgresql+psycopg2://...``), else ``gradebook.db`` in it."""
     course_dir = Path(course_dir).resolve()
     repo_root = repo_root.resolve()
     if course_dir == repo_root or repo_root in course_dir.parents:
@@ -179,7 +185,7 @@ def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT) -> Course:
     if not course_config.is_file():
         raise CycleError(f"cycle: {course_config} not found; it holds the course's nbgrader config")
 
-    course = Course(course_dir)
+    course = Course(course_dir, db_url)
     course.exchange.mkdir(parents=True)
     shutil.copytree(
         repo_root / "source",
@@ -189,7 +195,7 @@ def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT) -> Course:
     (course_dir / "nbgrader_config.py").write_text(
         _INSTRUCTOR_CONFIG.format(
             course_config=str(course_config), root=str(course_dir), exchange=str(course.exchange)
-        )
+        ) + (f"c.CourseDirectory.db_url = {db_url!r}\n" if db_url else "")
     )
     return course
 
@@ -366,7 +372,7 @@ def _autograde(course: Course, assignment: str, steps: Steps, workers: int | Non
 def read_scores(course: Course) -> dict[tuple[str, str], Score]:
     """Automatic points of every autograded submission, from nbgrader's gradebook."""
     scores = {}
-    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gb:
+    with Gradebook(course.gradebook_url) as gb:
         for assignment in gb.assignments:
             for sub in assignment.submissions:
                 tests = [g for nb in sub.notebooks for g in autograder_test_grades(nb)]
@@ -398,9 +404,11 @@ def run_cycle(
     repo_root: Path = REPO_ROOT,
     steps: Steps = QUIET,
     workers: int | None = None,
+    db_url: str | None = None,
 ) -> CycleResult:
     """Run the whole cycle in ``course_dir`` (a new temp folder if None) and read the grades;
-    ``steps`` says what is happening, ``workers`` autogrades through the parallel command."""
+    ``steps`` says what is happening, ``workers`` autogrades through the parallel command,
+    ``db_url`` names the gradebook (default: ``gradebook.db`` in the course)."""
     assignments = check_assignments(assignments, repo_root)
     students = list(students)
     ids = [s.student_id for s in students]
@@ -413,7 +421,7 @@ def run_cycle(
     if course_dir is None:
         course_dir = Path(tempfile.mkdtemp(prefix="jax-tracing-cycle-"))
 
-    course = prepare_course(Path(course_dir), repo_root)
+    course = prepare_course(Path(course_dir), repo_root, db_url)
     steps.say(f"scratch course: {course.root}")
     generate(course, assignments, steps)
     release(course, assignments, steps)

@@ -51,6 +51,7 @@ from typing import Iterable, TextIO
 
 from autograder.tools.errors import ParallelError
 from autograder.tools.parallel.progress import Outcome, Progress, clock
+from autograder.tools.parallel.worker import DB_URL_ENV
 from autograder.tools.repository import tool_env
 
 __all__ = ["BatchResult", "Outcome", "ParallelError", "autograde"]
@@ -120,11 +121,13 @@ def autograde(
     force: bool = False,
     out: TextIO | None = None,
     log: Path | str | None = None,
+    db_url: str | None = None,
 ) -> BatchResult:
     """Autograde ``assignment``'s submissions in ``course_dir`` with ``workers`` processes.
 
     ``students`` limits the run to those ids; ``force`` grades students already
-    graded again; ``log`` appends nbgrader's full output for each student there.
+    graded again; ``log`` appends nbgrader's full output for each student there;
+    ``db_url`` replaces the gradebook the course's configuration names.
     Progress goes to ``out`` (default stdout). Raises :class:`ParallelError` when
     nothing can be graded (no gradebook, unknown assignment, no submissions).
     """
@@ -138,7 +141,7 @@ def autograde(
         raise ParallelError(f"autograde: course folder {root} does not exist")
     chosen = None if students is None else sorted(set(students))
     with _course_lock(root, assignment):
-        return _Run(root, assignment, chosen, workers, force, out, log, start).run()
+        return _Run(root, assignment, chosen, workers, force, out, log, start, db_url).run()
 
 
 class _course_lock:
@@ -282,16 +285,16 @@ def _start_fork_server():
         return None
 
 
-def _discard_partial(root: Path, assignment: str, students: list[str]) -> None:
+def _discard_partial(root: Path, assignment: str, students: list[str], env: dict[str, str]) -> None:
     """Remove the half-written gradings of students whose worker was killed (done by a worker
     process of its own: only workers import nbgrader)."""
     if students:
         subprocess.run([sys.executable, "-m", WORKER_MODULE, "--discard", assignment, *students],
-                       cwd=root, env=tool_env(), stdin=subprocess.DEVNULL, capture_output=True, check=False)
+                       cwd=root, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False)
 
 
 class _Run:
-    def __init__(self, root, assignment, students, workers, force, out, log, start):
+    def __init__(self, root, assignment, students, workers, force, out, log, start, db_url=None):
         self.root, self.assignment, self.force = root, assignment, force
         self.students, self.workers, self.out = students, workers, out
         self.log = open(log, "a", encoding="utf-8") if log else None
@@ -303,6 +306,8 @@ class _Run:
         self.in_flight: set[str] = set()
         self.server = None
         self.env = tool_env()
+        if db_url:
+            self.env[DB_URL_ENV] = db_url
         self.start = start
         self.first_task_at: float | None = None
         self.finished_at: float | None = None
@@ -451,7 +456,7 @@ class _Run:
             if self.stop.is_set():
                 return Outcome(student, "interrupted")  # its half-written output goes after the others stop
             reason = f"{worker.died()}: {worker.group.stderr_tail(3)}"
-            _discard_partial(self.root, self.assignment, [student])
+            _discard_partial(self.root, self.assignment, [student], self.env)
             return Outcome(student, "failed", error=reason)
         if reply.get("interrupted") and not reply.get("complete"):
             return Outcome(student, "interrupted", seconds=reply["seconds"])  # the worker removed its output
@@ -491,7 +496,7 @@ class _Run:
         for group in self.groups:
             group.kill()
         # Students whose worker died or was killed before it could clean up after them.
-        _discard_partial(self.root, self.assignment, sorted(set(stopped) | self.in_flight))
+        _discard_partial(self.root, self.assignment, sorted(set(stopped) | self.in_flight), self.env)
 
 
 def _children_cpu() -> float:

@@ -59,14 +59,22 @@ def with_busy_timeout(db_url: str, seconds: float = BUSY_TIMEOUT) -> str:
     return f"{db_url}{'&' if parts.query else '?'}timeout={seconds:g}"
 
 
+#: The gradebook's URL when the command line gave one (``--db-url``). An environment
+#: variable, not an argument: any process may read another's command line, a kernel too.
+DB_URL_ENV = "AUTOGRADER_DB_URL"
+
+
 def open_api():
-    """nbgrader's API, configured from the working folder as ``nbgrader autograde`` would be."""
+    """nbgrader's API, configured from the working folder as ``nbgrader autograde`` would be,
+    with the gradebook of :data:`DB_URL_ENV` if set (taken out of the environment, so that no
+    kernel inherits it)."""
     from nbgrader.apps.api import NbGraderAPI
     from nbgrader.apps.autogradeapp import AutogradeApp
 
+    db_url = os.environ.pop(DB_URL_ENV, None)
     app = AutogradeApp()
     app.initialize([])
-    app.coursedir.db_url = with_busy_timeout(app.coursedir.db_url)
+    app.coursedir.db_url = with_busy_timeout(db_url or app.coursedir.db_url)
     return NbGraderAPI(coursedir=app.coursedir, parent=app)
 
 
