@@ -26,7 +26,7 @@ from traitlets import Unicode
 from autograder.confinement import seal as _seal
 from autograder.confinement import PACKAGE_ROOT
 from autograder.confinement.kernel_manager import ConfinedKernelManager
-from autograder.grading.cells import GRADE_CALL
+from autograder.grading.cells import GRADE_CALL, is_autograder_test
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: What tracebacks and listings put before a source line: arrows, line numbers.
@@ -216,7 +216,7 @@ class ConfinedExecute(Execute):
             return self._run_cell(cell, resources, index)
         finally:
             self._last_cell = time.perf_counter()
-            kind = "grade_cells" if is_grade(cell) and not is_solution(cell) else "cells"
+            kind = "grade_cells" if is_autograder_test(cell) else "cells"
             self._phases[kind] += self._last_cell - started
 
     def _run_cell(self, cell, resources, index):

@@ -83,8 +83,8 @@ def plan(course: Course, assignment: str, students: list[str] | None, force: boo
     everyone = submitted_students(course, assignment)
     chosen = everyone if students is None else _chosen(course, assignment, students, everyone)
     if not chosen:
-        pattern = course.coursedir.format_path(course.coursedir.submitted_directory, "*", assignment)
-        raise ParallelError(f"autograde: no submissions of {assignment!r}: nothing matches {pattern}")
+        raise ParallelError(f"autograde: no submissions of {assignment!r}: nothing matches "
+                            f"{submitted_pattern(course, assignment)}")
     done = []
     if not force:
         with course.gradebook() as gb:
@@ -92,17 +92,15 @@ def plan(course: Course, assignment: str, students: list[str] | None, force: boo
                 if is_complete(course, gb, assignment, student):
                     earned, possible = automatic_points(gb, assignment, student)
                     done.append({"student_id": student, "points": earned, "max_points": possible})
-    return {"root": str(course.root), "students": chosen, "done": done}
+    return {"students": chosen, "done": done}
 
 
 def _chosen(course: Course, assignment: str, students: list[str], everyone: list[str]) -> list[str]:
     chosen = sorted(set(students))
     missing = [s for s in chosen if s not in everyone]
     if missing:
-        pattern = course.coursedir.format_path(course.coursedir.submitted_directory, "*", assignment)
-        raise ParallelError(
-            f"autograde: no submission of {assignment!r} by {', '.join(map(repr, missing))} under {pattern}"
-        )
+        raise ParallelError(f"autograde: no submission of {assignment!r} by {', '.join(map(repr, missing))} "
+                            f"under {submitted_pattern(course, assignment)}")
     return chosen
 
 
@@ -125,10 +123,15 @@ def check_assignment(course: Course, assignment: str) -> None:
             ) from None
 
 
+def submitted_pattern(course: Course, assignment: str) -> str:
+    """Where every student's submission of ``assignment`` lies, as a glob."""
+    return course.coursedir.format_path(course.coursedir.submitted_directory, "*", assignment)
+
+
 def submitted_students(course: Course, assignment: str) -> list[str]:
     """Students with a submission of ``assignment``, found as ``nbgrader autograde`` finds them."""
     cd = course.coursedir
-    pattern = cd.format_path(cd.submitted_directory, "*", assignment)
+    pattern = submitted_pattern(course, assignment)
     step = cd.submitted_directory
     one_student = cd.format_path(step, "(?P<student_id>[^/]+)", re.escape(assignment), escape=True)
     regexp = re.compile(one_student + "$")

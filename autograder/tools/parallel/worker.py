@@ -185,12 +185,12 @@ def _fork_workers(channels: list[tuple[int, int]]) -> tuple[tuple[int, int], lis
     return channels[0], children
 
 
-def serve(api, tasks, results) -> int:
+def serve(api, tasks, results, forks_kernels: bool) -> int:
     """Answer requests on ``tasks`` until it closes; 130 after an interrupt."""
     def send(message: dict) -> None:
         results.write(json.dumps(message) + "\n")
 
-    send({"ready": True, "pid": os.getpid(), "fork_server": _forks_kernels(api)})
+    send({"ready": True, "pid": os.getpid(), "fork_server": forks_kernels})
     for line in tasks:
         if not line.strip():
             continue
@@ -250,11 +250,12 @@ def main(argv: list[str]) -> int:
         for _, out in channels:
             os.write(out, (json.dumps({"ready": False, "error": f"{type(error).__name__}: {error}"}) + "\n").encode())
         return 1
+    forks_kernels = _forks_kernels(api)  # asked once: the jail's probe is cached for every fork
     (tasks, results), children = _fork_workers(channels)  # before any thread, gradebook or kernel
     _watch_parent()
     with os.fdopen(tasks, "r") as task_lines, os.fdopen(results, "w", buffering=1) as result_lines:
         try:
-            code = serve(api, task_lines, result_lines)
+            code = serve(api, task_lines, result_lines, forks_kernels)
         except KeyboardInterrupt:  # Ctrl-C while waiting for a task
             code = 130
     for child in children:  # so that their CPU time reaches the coordinator's
