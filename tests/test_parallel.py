@@ -366,23 +366,27 @@ def test_the_coordinator_imports_no_nbgrader_and_its_workers_fork_kernels_from_o
     three = ["--student", "sample-correct", "--student", "sample-partial", "--student", "broken-raise"]
     proc = subprocess.Popen([sys.executable, "-c", _IMPORTS_OF, "autograde", ASSIGNMENT, "--workers", "2",
                              "--force", *three], cwd=course.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    servers, clients = set(), {}  # fork servers (not their forks), and each kernel's client's parent
+    # This run's workers (the coordinator's child and its forks), the fork servers (not their
+    # forks) of the coordinator or of a worker, and each kernel's client with the worker it serves.
+    workers, servers, clients = set(), set(), {}
     while proc.poll() is None:
         now = _processes()
         for pid, (parent, cmdline) in now.items():
-            if b"autograder.confinement.forkserver" in cmdline and b"forkserver" not in now.get(parent, (0, b""))[1]:
+            if b"autograder.tools.parallel.worker" in cmdline and (parent == proc.pid or parent in workers):
+                workers.add(pid)
+        for pid, (parent, cmdline) in now.items():
+            if b"autograder.confinement.forkserver" in cmdline and (parent == proc.pid or parent in workers):
                 servers.add((pid, parent))
-            if b"forkclient.py" in cmdline:
+            if b"forkclient.py" in cmdline and parent in workers:
                 clients[pid] = parent
         time.sleep(0.05)
     out = proc.stdout.read()
     assert proc.returncode == 0, out
     assert "coordinator imported: []" in out
     assert len(re.findall(r"points  \(", out)) == 3, out
-    workers = set(clients.values())
-    assert len(clients) >= 3 and len(workers) == 2 and proc.pid not in workers, clients  # both workers forked kernels
-    assert [parent for _, parent in servers if parent == proc.pid] == [proc.pid], servers  # from one server
-    assert not [parent for _, parent in servers if parent in workers], servers  # and none of their own
+    assert len(workers) == 2, workers
+    assert len(clients) >= 3 and set(clients.values()) == workers, clients  # both workers forked kernels
+    assert [parent for _, parent in servers] == [proc.pid], servers  # from one server, the coordinator's
 
 
 # ---------------------------------------------------------------- bad input, no kernels
