@@ -307,19 +307,16 @@ def _figures(courses, assignments, runs, startup, probes, students, workers) -> 
     }
 
 
-_PHASED = ("floor", "forked_floor", "serial", "parallel")
-
-
 def _phase_figures(per_assignment: dict, overall: dict, assignments: list[str], server_share: float) -> dict:
     """Per mode, the mean seconds per notebook of each phase of a kernel's life, and for the serial
     modes what nbgrader does around the kernel: the steady figure less those phases. (A command's
     first kernel waits for its fork server: that wait is in the phases, as ``server_share``,
     and not in the steady figure.)"""
     figures = {}
-    for mode in _PHASED:
+    for mode in MODES:
         logged = [per_assignment[a][mode].get("phases") for a in assignments]
         if not all(logged):
-            continue
+            continue  # vanilla: nbgrader's own Execute logs no phases
         figures[mode] = {key: statistics.mean(p[key] for p in logged) for key in logged[0]}
         if mode != "parallel":
             waited = server_share if mode in FORKED_SERIAL else 0.0

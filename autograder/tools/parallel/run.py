@@ -74,7 +74,7 @@ class BatchResult:
     seconds: float = 0.0  # the whole run
     startup_seconds: float | None = None  # until the first student went to a ready worker
     grading_seconds: float | None = None  # from then until the last student finished
-    cpu_seconds: dict = field(default_factory=dict)  # per process: see _Run.count_cpu
+    cpu_seconds: dict = field(default_factory=dict)  # per kind of process: see _Run._end
 
     def students(self, status: str) -> list[str]:
         return [o.student_id for o in self.outcomes if o.status == status]
