@@ -1,7 +1,7 @@
 """Command line of the course tooling.
 
     python -m autograder demo [--course-dir DIR]
-    python -m autograder autograde ASSIGNMENT [--workers N]     (in the course folder)
+    python -m autograder autograde ASSIGNMENT [--workers N | --scheduler tcp://HOST:PORT]   (in the course folder)
     python -m autograder bench [--students N] [--workers N] [--json PATH]
     python -m autograder check [--repo DIR] [--quick]
     python -m autograder report ASSIGNMENT | --all [--course-dir DIR]   (in the course folder)
@@ -62,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
                        "nbgrader_config.py names (its default: gradebook.db in the course folder)")
     grade.add_argument("--json", type=Path, metavar="PATH",
                        help="also write each student's outcome and the timings as JSON")
+    grade.add_argument("--scheduler", metavar="ADDRESS",
+                       help="grade on the Dask cluster of this scheduler (tcp://HOST:8786) instead of here: "
+                       "one task per student on the cluster's workers, which must mount the course folder at "
+                       "the same path (see the README's cluster recipe)")
 
     bench = commands.add_parser(
         "bench",
@@ -123,12 +127,23 @@ def main(argv: list[str] | None = None) -> int:
 
             run_demo(args.course_dir, args.assignments, args.workers, args.db_url)
         elif args.command == "autograde":
-            from autograder.tools.parallel import run as parallel
+            if args.scheduler:
+                from autograder.tools.parallel import cluster
 
-            result = parallel.autograde(
-                args.assignment, args.course_dir, args.workers, args.students, args.force, log=args.log,
-                db_url=args.db_url,
-            )
+                if args.workers is not None:
+                    raise ToolError("autograde: --workers and --scheduler do not go together: "
+                                    "the cluster's workers grade (dask worker --nworkers N)")
+                result = cluster.autograde(
+                    args.assignment, args.scheduler, args.course_dir, args.students, args.force, log=args.log,
+                    db_url=args.db_url,
+                )
+            else:
+                from autograder.tools.parallel import run as parallel
+
+                result = parallel.autograde(
+                    args.assignment, args.course_dir, args.workers, args.students, args.force, log=args.log,
+                    db_url=args.db_url,
+                )
             if args.json:
                 args.json.write_text(json.dumps(result.as_json(), indent=2) + "\n")
             return result.exit_code

@@ -19,6 +19,15 @@ class Outcome:
     seconds: float = 0.0
     error: str = ""
 
+    @classmethod
+    def of_reply(cls, student: str, reply: dict) -> "Outcome":
+        """The outcome a worker's reply to one grading request tells (``worker.grade``)."""
+        if reply.get("interrupted") and not reply.get("complete"):
+            return cls(student, "interrupted", seconds=reply["seconds"])  # the worker removed its output
+        if reply["success"]:
+            return cls(student, "graded", reply["points"], reply["max_points"], reply["seconds"])
+        return cls(student, "failed", seconds=reply["seconds"], error=reply.get("error", "see nbgrader's log"))
+
     def describe(self) -> str:
         if self.status == "graded":
             return f"{self._points()}  ({self.seconds:.1f} s)"

@@ -140,11 +140,11 @@ def autograde(
     if not root.is_dir():
         raise ParallelError(f"autograde: course folder {root} does not exist")
     chosen = None if students is None else sorted(set(students))
-    with _course_lock(root, assignment):
+    with course_lock(root, assignment):
         return _Run(root, assignment, chosen, workers, force, out, log, start, db_url).run()
 
 
-class _course_lock:
+class course_lock:
     """One parallel run per course and assignment at a time (two would grade the same students)."""
 
     def __init__(self, root: Path, assignment: str):
@@ -165,7 +165,7 @@ class _course_lock:
         self.file.close()
 
 
-class _Workers:
+class Workers:
     """One worker process (:mod:`autograder.tools.parallel.worker`) that forks itself into
     ``count`` workers, and a channel (two pipes) to each."""
 
@@ -214,9 +214,9 @@ class _Workers:
 
 
 class _Worker:
-    """One worker of a :class:`_Workers` process: its channel, and its pid once it is ready."""
+    """One worker of a :class:`Workers` process: its channel, and its pid once it is ready."""
 
-    def __init__(self, group: _Workers, tasks: int, results: int):
+    def __init__(self, group: Workers, tasks: int, results: int):
         self.group = group
         self.tasks = os.fdopen(tasks, "w", buffering=1)
         self.results = os.fdopen(results, "r")
@@ -301,7 +301,7 @@ class _Run:
         self.todo: queue.Queue[str] = queue.Queue()
         self.results: queue.Queue[tuple[str, dict | None, _Worker]] = queue.Queue()
         self.stop = threading.Event()
-        self.groups: list[_Workers] = []
+        self.groups: list[Workers] = []
         self.idle: queue.Queue[_Worker] = queue.Queue()  # started, not yet given a thread
         self.in_flight: set[str] = set()
         self.server = None
@@ -315,7 +315,7 @@ class _Run:
     def run(self) -> BatchResult:
         result = BatchResult(self.assignment, self.workers)
         progress = None
-        previous = _terminate_as_interrupt()
+        previous = terminate_as_interrupt()
         try:
             self.server = _start_fork_server()
             if self.server is not None:
@@ -340,7 +340,7 @@ class _Run:
             result.interrupted = True
             self._interrupt(result, progress)
         finally:
-            _restore_sigterm(previous)
+            restore_sigterm(previous)
             if progress:
                 progress.close()
             result.cpu_seconds = self._end(grace=0.0 if result.interrupted else WORKER_EXIT_SECONDS)
@@ -359,7 +359,7 @@ class _Run:
         return result
 
     def _start_workers(self, count: int) -> None:
-        group = _Workers(self.root, count, self.env)
+        group = Workers(self.root, count, self.env)
         self.groups.append(group)
         for worker in group.workers:
             self.idle.put(worker)
@@ -458,11 +458,7 @@ class _Run:
             reason = f"{worker.died()}: {worker.group.stderr_tail(3)}"
             _discard_partial(self.root, self.assignment, [student], self.env)
             return Outcome(student, "failed", error=reason)
-        if reply.get("interrupted") and not reply.get("complete"):
-            return Outcome(student, "interrupted", seconds=reply["seconds"])  # the worker removed its output
-        if reply["success"]:
-            return Outcome(student, "graded", reply["points"], reply["max_points"], reply["seconds"])
-        return Outcome(student, "failed", seconds=reply["seconds"], error=reply.get("error", "see nbgrader's log"))
+        return Outcome.of_reply(student, reply)
 
     def _interrupt(self, result: BatchResult, progress: Progress | None) -> None:
         """Ctrl-C: stop handing out students, stop those in progress, keep what finished."""
@@ -504,7 +500,7 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _terminate_as_interrupt():
+def terminate_as_interrupt():
     """SIGTERM (``kill``, a batch scheduler) stops a run in order, like Ctrl-C."""
 
     def handler(signum, frame):
@@ -515,6 +511,6 @@ def _terminate_as_interrupt():
     return signal.signal(signal.SIGTERM, handler)
 
 
-def _restore_sigterm(previous) -> None:
+def restore_sigterm(previous) -> None:
     if previous is not None:
         signal.signal(signal.SIGTERM, previous)

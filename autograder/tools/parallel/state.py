@@ -18,11 +18,14 @@ student is *complete* when, for every notebook the gradebook knows:
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import glob
 import json
 import os
 import re
 import shutil
+import time
 from contextlib import chdir
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,9 +77,10 @@ def load_course(course_dir: Path) -> Course:
 
 
 def plan(course: Course, assignment: str, students: list[str] | None, force: bool) -> dict:
-    """What a run must do: the students chosen (every submission, or those named), and of them
-    those already fully graded, with their points, unless ``force``. Raises
-    :class:`ParallelError` when nbgrader could grade nobody."""
+    """What a run must do: the students chosen (every submission, or those named); of them
+    those already fully graded, with their points, unless ``force``; and for each student to
+    grade, the :func:`graded_mark` it has now. Raises :class:`ParallelError` when nbgrader
+    could grade nobody."""
     from autograder.tools.gradebook import automatic_points
 
     check_assignment(course, assignment)
@@ -85,14 +89,16 @@ def plan(course: Course, assignment: str, students: list[str] | None, force: boo
     if not chosen:
         raise ParallelError(f"autograde: no submissions of {assignment!r}: nothing matches "
                             f"{submitted_pattern(course, assignment)}")
-    done = []
-    if not force:
-        with course.gradebook() as gb:
-            for student in chosen:
-                if is_complete(course, gb, assignment, student):
-                    earned, possible = automatic_points(gb, assignment, student)
-                    done.append({"student_id": student, "points": earned, "max_points": possible})
-    return {"students": chosen, "done": done}
+    done, marks = [], {}
+    with course.gradebook() as gb:
+        for student in chosen:
+            mark = graded_mark(course, gb, assignment, student)
+            if mark is not None and not force:
+                earned, possible = automatic_points(gb, assignment, student)
+                done.append({"student_id": student, "points": earned, "max_points": possible})
+            else:
+                marks[student] = mark
+    return {"students": chosen, "done": done, "marks": marks}
 
 
 def _chosen(course: Course, assignment: str, students: list[str], everyone: list[str]) -> list[str]:
@@ -183,6 +189,51 @@ def is_complete(course: Course, gb: Gradebook, assignment: str, student: str) ->
         if not _executed(graded) or graded.stat().st_mtime < handed_in.stat().st_mtime:
             return False
     return True
+
+
+def graded_mark(course: Course, gb: Gradebook, assignment: str, student: str) -> list | None:
+    """The student's complete grading as it is now (its autograded notebooks' names and
+    modification times, as JSON would carry them); None when there is none.
+
+    A task that may run twice (a cluster reruns the tasks of a worker that died) compares
+    this with the mark its run planned with: a different mark means another attempt of the
+    same run graded the student meanwhile. No clock is compared, so machines need not agree
+    on the time."""
+    if not is_complete(course, gb, assignment, student):
+        return None
+    dest = course.autograded(student, assignment)
+    return [[path.name, path.stat().st_mtime_ns] for path in sorted(dest.glob("*.ipynb"))]
+
+
+#: Seconds a grader waits for another that is grading the same student before giving up.
+LOCK_WAIT_SECONDS = 900
+
+
+@contextlib.contextmanager
+def student_lock(course: Course, assignment: str, student: str, wait: float = LOCK_WAIT_SECONDS):
+    """Hold the lock on grading this student's ``assignment``: one grader at a time, on any machine.
+
+    The lock is a file beside the student's autograded folder (``autograded/<student>/.<assignment>.lock``,
+    hidden from nbgrader's globs), so it lives on the course's shared folder and a lock of the
+    file system (``flock``; NFSv4 and Lustre pass it to the server) keeps two machines apart.
+    Raises :class:`ParallelError` after ``wait`` seconds."""
+    dest = course.autograded(student, assignment)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest.parent / f".{assignment}.lock", "a") as lock:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ParallelError(f"autograde: another grader has held {student!r}'s {assignment!r} "
+                                        f"for over {wait:g} s; not grading it twice at once") from None
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def discard_partial(course: Course, assignment: str, student: str) -> bool:

@@ -19,9 +19,12 @@ or Jupyter prints can corrupt a reply; the end of a worker's channel ends it.
 SIGINT stops the student in progress the way Ctrl-C stops ``nbgrader
 autograde``: nbgrader removes that student's half-written output, and the
 worker reports ``"interrupted"`` and exits. If the process that started the
-worker disappears, the worker kills itself at once; its kernel follows (ipykernel
-exits when its parent changes), and the half-written student is found and
-regraded by the next run. The forked workers are children of the first: they
+worker disappears, the worker is killed at once (``PR_SET_PDEATHSIG``, with a watch
+of its parent as fallback); its kernel follows (ipykernel exits when its parent
+changes, a forked kernel's monitor kills it when its client goes), and the
+half-written student is found and regraded by the next run. Each grading holds the
+student's lock (:func:`autograder.tools.parallel.state.student_lock`), so no two
+workers, on one machine or several, grade the same student at once. The forked workers are children of the first: they
 end with it, and it waits for them, so their CPU time is counted.
 
 ``--discard`` removes half-written gradings of students whose worker was killed
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import json
 import logging
 import os
@@ -78,6 +82,38 @@ def open_api():
     return NbGraderAPI(coursedir=app.coursedir, parent=app)
 
 
+def grade(api, request: dict) -> dict:
+    """Answer one grading request, holding the student's lock (:func:`state.student_lock`).
+
+    A request with an ``"expect"`` (the :func:`state.graded_mark` its run planned with) may
+    be a second attempt of one task: if the student's grading is no longer what the run saw,
+    another attempt of the run graded it, and its points are the reply, graded once."""
+    from autograder.tools.errors import ParallelError
+    from autograder.tools.parallel import state
+
+    assignment, student = request["assignment"], request["student"]
+    course = state.Course(api.coursedir)
+    start = time.monotonic()
+    try:
+        with state.student_lock(course, assignment, student):
+            if "expect" in request:
+                with course.gradebook() as gb:
+                    mark = state.graded_mark(course, gb, assignment, student)
+                if mark is not None and mark != request["expect"]:
+                    return {"student": student, "success": True, "interrupted": False, "already": True,
+                            "seconds": time.monotonic() - start, "log": "",
+                            **points_of(api.coursedir.db_url, assignment, student), "cpu_seconds": _cpu()}
+            return grade_one(api, assignment, student, request.get("force", True))
+    except ParallelError as error:
+        return {"student": student, "success": False, "interrupted": False, "seconds": time.monotonic() - start,
+                "log": str(error), "error": str(error), "cpu_seconds": _cpu()}
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def grade_one(api, assignment: str, student: str, force: bool) -> dict:
     """Autograde one student; return the outcome and, when graded, the gradebook's points."""
     start = time.monotonic()
@@ -101,8 +137,7 @@ def grade_one(api, assignment: str, student: str, force: bool) -> dict:
         outcome["error"] = gist(log)
     if _interrupted.is_set():
         outcome["complete"] = _keep_only_complete(api, assignment, student)
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    outcome["cpu_seconds"] = usage.ru_utime + usage.ru_stime
+    outcome["cpu_seconds"] = _cpu()
     return outcome
 
 
@@ -142,9 +177,22 @@ def gist(log: str) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _watch_parent() -> None:
-    parent = os.getppid()
+#: prctl(2)'s option: the signal this process gets when the thread that started it ends.
+_PR_SET_PDEATHSIG = 1
 
+
+def _die_with_parent() -> None:
+    """Be killed the moment the process that started this one dies (a Dask worker SIGKILLed,
+    say), so that no grading outlives it; :func:`_watch_parent` is the slower fallback.
+
+    Linux ties the signal to the *thread* that forked: a cluster task starts its grader
+    from a worker thread that lives as long as the worker (:mod:`autograder.tools.parallel.cluster`)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _watch_parent(parent: int) -> None:
+    """Kill this process once ``parent`` is no longer its parent."""
     def watch():
         while True:
             time.sleep(0.5)
@@ -175,6 +223,7 @@ def _fork_workers(channels: list[tuple[int, int]]) -> tuple[tuple[int, int], lis
     for index, channel in enumerate(channels[1:], start=1):
         pid = os.fork()
         if pid == 0:
+            _die_with_parent()  # the setting is cleared in a fork's child
             for other in channels[:index] + channels[index + 1:]:
                 for fd in other:
                     os.close(fd)
@@ -198,7 +247,7 @@ def serve(api, tasks, results, forks_kernels: bool) -> int:
         if "plan" in request:
             send(plan(api, **request["plan"]))
             continue
-        send(grade_one(api, request["assignment"], request["student"], request.get("force", True)))
+        send(grade(api, request))
         if _interrupted.is_set():
             return 130
     return 0
@@ -241,6 +290,8 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] != "--channels":
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
+    started_by = os.getppid()
+    _die_with_parent()
     channels = _channels(argv[1])
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, _on_sigint)
@@ -251,8 +302,9 @@ def main(argv: list[str]) -> int:
             os.write(out, (json.dumps({"ready": False, "error": f"{type(error).__name__}: {error}"}) + "\n").encode())
         return 1
     forks_kernels = _forks_kernels(api)  # asked once: the jail's probe is cached for every fork
+    first = os.getpid()
     (tasks, results), children = _fork_workers(channels)  # before any thread, gradebook or kernel
-    _watch_parent()
+    _watch_parent(started_by if os.getpid() == first else first)
     with os.fdopen(tasks, "r") as task_lines, os.fdopen(results, "w", buffering=1) as result_lines:
         try:
             code = serve(api, task_lines, result_lines, forks_kernels)

@@ -1,0 +1,428 @@
+"""Autograde on a Dask cluster: each student is one task, graded with nbgrader's own
+autograde by a worker process (:mod:`autograder.tools.parallel.worker`) on one of the
+cluster's machines.
+
+    python -m autograder autograde ASSIGNMENT --scheduler tcp://HOST:8786    # in the course folder
+
+**Where the files live.** In one course folder that every machine mounts at the same
+path, as nbgrader on JupyterHub assumes: submissions are read from it and the
+autograded notebooks written into it, by whichever worker grades the student. The
+gradebook is the course's (or ``--db-url``'s); a SQLite file is refused once a worker
+runs on another machine, since nbgrader's writers on several machines would share one
+file over the network.
+
+**This process, the driver:**
+
+1. reads the course and plans like the local command (:func:`state.plan`): who is graded
+   already, and for everyone else the grading they have now (:func:`state.graded_mark`);
+2. checks that every worker sees the same course and runs the same software (a
+   worker with another checkout of the graders would give other grades);
+3. creates every student to grade in the gradebook (several processes creating one
+   student at once fail with a unique violation) and only then
+4. submits one task per student, and reports each as it ends with the local command's
+   bar and lines. ``--log`` gets nbgrader's output of each.
+
+**On a worker**, a task hands its student to a grading process of its own thread,
+started at the run's first task there and kept for the rest of the run, so nbgrader
+and the fork server start once per worker thread, not once per student. That
+process dies with its thread's worker (``PR_SET_PDEATHSIG``), and its kernels with it.
+
+**When a worker dies** Dask reruns its tasks elsewhere, up to the scheduler's
+``distributed.scheduler.allowed-failures`` (3 by default); after that the student
+alone is reported failed. A rerun is idempotent: it takes the student's lock, and a
+student whose grading changed since the plan was graded by the earlier attempt and
+is reported with those points, not graded again. Half-written output of a killed
+grading is removed, as the local command removes it.
+
+**Ctrl-C** (or SIGTERM) stops the gradings in progress in order: each grading process
+gets SIGINT, nbgrader removes its half-written output, the tasks not started yet
+end at once; running the command again resumes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import platform
+import socket
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Iterable, TextIO
+from urllib.parse import urlsplit
+
+from autograder.tools.errors import ParallelError
+from autograder.tools.parallel.progress import Outcome, Progress
+from autograder.tools.parallel.run import (
+    STOP_GRACE, WORKER_EXIT_SECONDS, BatchResult, Workers, course_lock, restore_sigterm, terminate_as_interrupt,
+)
+from autograder.tools.parallel.worker import DB_URL_ENV
+from autograder.tools.repository import REPO_ROOT, tool_env
+
+#: Seconds to reach the scheduler, and then to wait for its first worker.
+CONNECT_SECONDS = 30.0
+#: Packages whose versions must be the driver's on every worker: they decide the grades.
+GRADING_PACKAGES = ("nbgrader", "jax", "jaxlib", "hypothesis", "numpy", "ipykernel", "nbclient")
+
+
+def autograde(
+    assignment: str,
+    scheduler: str,
+    course_dir: Path | str = ".",
+    students: Iterable[str] | None = None,
+    force: bool = False,
+    out: TextIO | None = None,
+    log: Path | str | None = None,
+    db_url: str | None = None,
+) -> BatchResult:
+    """Autograde ``assignment``'s submissions in ``course_dir`` on the Dask cluster at ``scheduler``.
+
+    The arguments are the local command's (:func:`autograder.tools.parallel.run.autograde`);
+    the workers are the cluster's. Raises :class:`ParallelError` when nothing can be graded
+    (no gradebook, unknown assignment, no submissions, no scheduler, workers that do not see
+    the course or run other software)."""
+    start = time.monotonic()
+    root = Path(course_dir).resolve()
+    if not root.is_dir():
+        raise ParallelError(f"autograde: course folder {root} does not exist")
+    chosen = None if students is None else sorted(set(students))
+    with course_lock(root, assignment):
+        return _ClusterRun(root, assignment, scheduler, chosen, force, out or sys.stdout, log, db_url, start).run()
+
+
+class _ClusterRun:
+    def __init__(self, root, assignment, scheduler, students, force, out, log, db_url, start):
+        self.root, self.assignment, self.scheduler = root, assignment, scheduler
+        self.students, self.force, self.out, self.db_url, self.start = students, force, out, db_url, start
+        self.log = open(log, "a", encoding="utf-8") if log else None
+        self.run_id = uuid.uuid4().hex[:12]
+
+    def run(self) -> BatchResult:
+        from autograder.tools.parallel import state
+
+        result = BatchResult(self.assignment, workers=0)
+        previous = terminate_as_interrupt()
+        client = progress = None
+        try:
+            self.course = state.load_course(self.root)
+            if self.db_url:
+                self.course.coursedir.db_url = self.db_url
+            plan = state.plan(self.course, self.assignment, self.students, self.force)
+            self.students = plan["students"]
+            client = _connect(self.scheduler)
+            result.workers = self._check_workers(client)
+            todo = plan["marks"]
+            self._create_students(todo)
+            width = max(map(len, self.students))
+            progress = Progress(self.out, len(self.students), len(todo), result.workers, start=self.start)
+            for done in plan["done"]:
+                outcome = Outcome(done["student_id"], "skipped", done["points"], done["max_points"])
+                result.outcomes.append(outcome)
+                progress.report(outcome, width)
+            if todo:
+                self._grade(client, todo, result, progress, width)
+        except KeyboardInterrupt:
+            result.interrupted = True
+            if client is not None and progress is not None:
+                self._interrupt(client, result, progress, width)
+        finally:
+            restore_sigterm(previous)
+            if progress:
+                progress.close()
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    client.run(close_run, self.run_id)
+                client.close()
+            if self.log:
+                self.log.close()
+        if result.interrupted:
+            finished = {o.student_id for o in result.outcomes}
+            result.outcomes += [Outcome(s, "interrupted") for s in self.students or () if s not in finished]
+        result.seconds = time.monotonic() - self.start
+        self.out.write(result.summary() + "\n")
+        self.out.flush()
+        return result
+
+    # ------------------------------------------------------------ before any task
+
+    def _check_workers(self, client) -> int:
+        """The workers' threads, once each is known to see this course and run this software."""
+        workers = client.scheduler_info(n_workers=-1)["workers"]
+        sqlite = self.course.db_url.startswith("sqlite")
+        remote = sorted({urlsplit(address).hostname for address in workers} - _this_machine())
+        if sqlite and remote:
+            raise ParallelError(
+                f"autograde: the gradebook is a SQLite file ({self.course.db_url.split('?')[0]}) and workers run on "
+                f"other machines ({', '.join(remote)}); nbgrader's writers must not share one SQLite file over the "
+                "network: give the course a PostgreSQL gradebook (--db-url postgresql+psycopg2://...)"
+            )
+        ours = course_view(str(self.root)), software()
+        seen = client.run(course_view, str(self.root))
+        for address, view in sorted(seen.items()):
+            if view != ours[0]:
+                raise ParallelError(
+                    f"autograde: the worker {address} does not see the course folder {self.root} as this machine "
+                    "does (no such folder, or another nbgrader_config.py there): every machine must mount the "
+                    "course at the same path"
+                )
+        for address, theirs in sorted(client.run(software).items()):
+            differ = sorted(k for k in ours[1] if theirs.get(k) != ours[1][k])
+            if differ:
+                raise ParallelError(
+                    f"autograde: the worker {address} grades with other software than this machine "
+                    f"({'; '.join(f'{k}: {theirs.get(k)} there, {ours[1][k]} here' for k in differ)}); "
+                    "install the same course checkout and packages on every machine"
+                )
+        return sum(w["nthreads"] for w in workers.values())
+
+    def _create_students(self, todo: dict) -> None:
+        """Every student to grade, in the gradebook before any task: concurrent creation races."""
+        with self.course.gradebook() as gb:
+            for student in todo:
+                gb.update_or_create_student(student)
+
+    # ------------------------------------------------------------ grading
+
+    def _grade(self, client, todo: dict, result: BatchResult, progress: Progress, width: int) -> None:
+        self.futures = {}
+        for student, mark in todo.items():
+            future = client.submit(
+                grade_task, self.run_id, str(self.root), self.assignment, student, mark, self.db_url,
+                key=f"autograde-{self.assignment}-{student}-{self.run_id}", pure=False,
+            )
+            self.futures[future.key] = (student, future)
+        progress.grading_since = time.monotonic()
+        self.pending = set(self.futures)
+        while self.pending:
+            for future in self._ended(timeout=1.0):
+                self._report(future, result, progress, width)
+            progress.tick()
+
+    def _ended(self, timeout: float) -> list:
+        """The futures of pending tasks that end within ``timeout`` seconds (maybe none)."""
+        from distributed import wait
+
+        waiting = [self.futures[key][1] for key in self.pending]
+        try:
+            done, _ = wait(waiting, timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return []
+        return list(done)
+
+    def _report(self, future, result: BatchResult, progress: Progress, width: int) -> Outcome:
+        self.pending.discard(future.key)
+        student, _ = self.futures[future.key]
+        outcome = self._outcome(student, future)
+        result.outcomes.append(outcome)
+        progress.report(outcome, width)
+        return outcome
+
+    def _outcome(self, student: str, future) -> Outcome:
+        from distributed.scheduler import KilledWorker
+
+        from autograder.tools.parallel import state
+
+        if future.status == "finished":
+            reply = future.result()
+            if self.log and reply.get("log"):
+                self.log.write(f"===== {self.assignment} / {student} ({reply.get('where', '?')}) =====\n"
+                               f"{reply['log']}\n")
+                self.log.flush()
+            if reply.get("lost"):  # its grading process died: nothing it half wrote may stay
+                state.discard_partial(self.course, self.assignment, student)
+            return Outcome.of_reply(student, reply)
+        if future.status == "cancelled":
+            return Outcome(student, "interrupted")
+        error = future.exception()
+        state.discard_partial(self.course, self.assignment, student)
+        if isinstance(error, KilledWorker):
+            return Outcome(student, "failed", error=(
+                f"every worker that graded it died ({error.allowed_failures + 1} times, the scheduler's "
+                "distributed.scheduler.allowed-failures); it is not retried in this run"))
+        return Outcome(student, "failed", error=f"its task failed on the worker: {type(error).__name__}: {error}")
+
+    def _interrupt(self, client, result: BatchResult, progress: Progress, width: int) -> None:
+        """Ctrl-C: stop the gradings in progress, end the tasks not started, keep what finished."""
+        pending = getattr(self, "pending", set())
+        progress.close()
+        self.out.write(f"stopping: the gradings in progress are stopped, {len(pending)} task(s) end; "
+                       "Ctrl-C again to leave at once\n")
+        self.out.flush()
+        with contextlib.suppress(Exception):
+            client.run(interrupt_run, self.run_id)
+        deadline = time.monotonic() + STOP_GRACE
+        try:
+            while pending and time.monotonic() < deadline:
+                for future in self._ended(timeout=0.2):
+                    pending.discard(future.key)
+                    student, _ = self.futures[future.key]
+                    outcome = self._outcome(student, future)
+                    if outcome.status != "interrupted":  # the interrupted are listed together at the end
+                        result.outcomes.append(outcome)
+                        progress.report(outcome, width)
+        except KeyboardInterrupt:
+            pass
+        with contextlib.suppress(Exception):
+            client.cancel([self.futures[key][1] for key in pending])
+
+
+def _connect(address: str):
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ParallelError("autograde: --scheduler needs Dask's distributed package "
+                            "(pip install -e '.[cluster]')") from None
+    try:
+        client = Client(address, timeout=CONNECT_SECONDS)
+    except (OSError, TimeoutError, ValueError) as error:
+        raise ParallelError(f"autograde: no Dask scheduler answers at {address}: {error}") from None
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+    except (OSError, TimeoutError):
+        client.close()
+        raise ParallelError(f"autograde: the scheduler at {address} has no workers "
+                            f"(none joined within {CONNECT_SECONDS:g} s)") from None
+    return client
+
+
+def _this_machine() -> set[str]:
+    names = {"localhost", "127.0.0.1", "::1", socket.gethostname()}
+    with contextlib.suppress(OSError):
+        names |= set(socket.gethostbyname_ex(socket.gethostname())[2])
+    return names
+
+
+# ---------------------------------------------------------------- run on the workers
+
+
+def course_view(root: str) -> str | None:
+    """How this machine sees the course folder: a digest of its ``nbgrader_config.py``."""
+    config = Path(root) / "nbgrader_config.py"
+    try:
+        return hashlib.sha256(config.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def software() -> dict[str, str]:
+    """What decides the grades on this machine: Python, the grading packages, and the
+    course's own code (a digest of the ``autograder`` package's sources)."""
+    found = {"python": platform.python_version()}
+    for package in GRADING_PACKAGES:
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            found[package] = "not installed"
+    digest = hashlib.sha256()
+    package = REPO_ROOT / "autograder"
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    found["autograder"] = digest.hexdigest()[:16]
+    return found
+
+
+class _Grader:
+    """A grading process (:mod:`autograder.tools.parallel.worker`) for one run, owned by the
+    worker thread that started it; it dies with that thread's process."""
+
+    def __init__(self, run_id: str, root: str, db_url: str | None):
+        env = tool_env()
+        env.pop(DB_URL_ENV, None)
+        if db_url:
+            env[DB_URL_ENV] = db_url
+        self.run_id = run_id
+        self.group = Workers(Path(root), 1, env)
+        self.worker = self.group.workers[0]
+        self.busy = False
+
+    def alive(self) -> bool:
+        return self.group.proc.poll() is None
+
+    def close(self) -> None:
+        """End it without keeping the caller (a worker's event loop, maybe) waiting."""
+        threading.Thread(target=self.group.kill, kwargs={"grace": WORKER_EXIT_SECONDS}, daemon=True).start()
+
+
+_graders: dict[int, _Grader] = {}  # worker thread -> its grading process
+_stopped: set[str] = set()  # runs interrupted on this worker
+_guard = threading.Lock()
+
+
+def _grader(run_id: str, root: str, db_url: str | None) -> _Grader:
+    thread = threading.get_ident()
+    with _guard:
+        grader = _graders.get(thread)
+        if grader is not None and (grader.run_id != run_id or not grader.alive()):
+            grader.close()
+            grader = None
+        if grader is None:
+            grader = _graders[thread] = _Grader(run_id, root, db_url)
+        return grader
+
+
+def _forget(grader: _Grader) -> None:
+    with _guard:
+        for thread, known in list(_graders.items()):
+            if known is grader:
+                del _graders[thread]
+    grader.close()
+
+
+def _where() -> str:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return socket.gethostname()
+
+
+def grade_task(run_id: str, root: str, assignment: str, student: str, expect, db_url: str | None) -> dict:
+    """One student, on a Dask worker: the reply of :func:`autograder.tools.parallel.worker.grade`,
+    with ``"where"`` (this worker) and ``"lost"`` when the grading process died under it."""
+    start = time.monotonic()
+    if run_id in _stopped:
+        return {"student": student, "success": False, "interrupted": True, "seconds": 0.0, "where": _where()}
+    grader = _grader(run_id, root, db_url)
+    if not grader.worker.wait_ready():
+        _forget(grader)
+        return {"student": student, "success": False, "interrupted": False, "seconds": time.monotonic() - start,
+                "error": grader.worker.failed_start, "where": _where()}
+    grader.busy = True
+    try:
+        reply = grader.worker.ask({"assignment": assignment, "student": student, "force": True, "expect": expect})
+    finally:
+        grader.busy = False
+    if reply is None:
+        error = f"its grading process died: {grader.group.stderr_tail(3)}"
+        _forget(grader)
+        return {"student": student, "success": False, "interrupted": run_id in _stopped, "lost": True,
+                "seconds": time.monotonic() - start, "error": error, "where": _where()}
+    if reply.get("interrupted"):
+        _forget(grader)  # it has exited
+    reply["where"] = _where()
+    return reply
+
+
+def interrupt_run(run_id: str) -> int:
+    """On a worker: stop the run's gradings in progress (SIGINT) and its tasks yet to start."""
+    with _guard:
+        _stopped.add(run_id)
+        busy = [g for g in _graders.values() if g.run_id == run_id and g.busy]
+    for grader in busy:
+        grader.worker.interrupt()
+    return len(busy)
+
+
+def close_run(run_id: str) -> int:
+    """On a worker: end the run's grading processes (the run is over)."""
+    with _guard:
+        ours = [(t, g) for t, g in _graders.items() if g.run_id == run_id]
+        for thread, _ in ours:
+            del _graders[thread]
+    for _, grader in ours:
+        grader.close()
+    return len(ours)
