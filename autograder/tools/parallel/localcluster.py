@@ -31,6 +31,9 @@ class LocalCluster:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.count = workers
         env = tool_env()
+        # One task per worker thread, none queued behind it: a worker that dies costs a retry
+        # (allowed-failures) only to the student it was grading.
+        env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
         if allowed_failures is not None:
             env["DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"] = str(allowed_failures)
         scheduler_file = self.folder / "scheduler.json"

@@ -1,0 +1,356 @@
+"""Does ``python -m autograder autograde A --scheduler ...`` grade on a real Dask cluster
+exactly as plain ``nbgrader autograde`` grades, into a real PostgreSQL gradebook, when
+a worker dies under a student, when every worker that takes one student dies, and
+when the run is stopped with Ctrl-C and started again?
+
+One PostgreSQL server (:mod:`postgres`), one scheduler and two worker processes with
+their nannies (:class:`~autograder.tools.parallel.localcluster.LocalCluster`, started
+as the README's recipe starts them, with ``allowed-failures`` 1). Two copies of one
+scratch course with the submissions of ``test_parallel``: ``reference`` graded by plain
+``nbgrader autograde`` into SQLite, ``cluster`` graded on the cluster into PostgreSQL:
+
+1. a run during which the test kills (SIGKILL) the worker grading ``VICTIM`` once,
+   and every worker that grades ``DOOMED``;
+2. a ``--force`` run stopped with SIGINT after its first student;
+3. the same command again, which resumes.
+
+Nothing here is timed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from test_gradebook_url import server  # noqa: F401 - the PostgreSQL fixture
+from test_parallel import ASSIGNMENT, CANNOT_GRADE, GRADED_LINE, SKIPPED_LINE, submissions
+
+from autograder.tools import scratch
+from autograder.tools.errors import ParallelError
+from autograder.tools.parallel import cluster as dask_autograde
+from autograder.tools.parallel import state
+from autograder.tools.parallel.localcluster import LocalCluster
+
+slow = pytest.mark.slow
+
+VICTIM = "sample-correct"  # its worker is killed once, mid-grading: Dask reruns it elsewhere
+DOOMED = "sample-partial"  # every worker that grades it is killed: it fails alone
+FAILED_LINE = re.compile(r"^\[\s*\d+/\d+\] (?P<student>\S+)\s+FAILED: (?P<why>.*)$")
+
+
+def graders_of(worker_pid: int) -> list[int]:
+    """The grading processes (autograder.tools.parallel.worker) a Dask worker started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text()
+            ppid = int(re.search(r"^PPid:\s*(\d+)", status, re.M)[1])
+            if ppid == worker_pid and b"autograder.tools.parallel.worker" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, ValueError, TypeError):
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state_line = [line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("State:")]
+    except OSError:
+        return False
+    return bool(state_line) and "zombie" not in state_line[0]
+
+
+def course_processes(root: Path) -> list[str]:
+    """Processes of grading left anywhere on the machine: a worker process in ``root``, or a
+    fork server or kernel whose command line names it."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cwd = (entry / "cwd").resolve()
+        except (OSError, ValueError):
+            continue
+        if ("autograder.tools.parallel.worker" in cmdline and cwd == root) or str(root) in cmdline:
+            if "pytest" not in cmdline and alive(int(entry.name)):
+                found.append(f"{entry.name}: {cmdline[:160]}")
+    return found
+
+
+@dataclass
+class Killer:
+    """Watches which worker grades which student (the scheduler's ``processing``) and kills
+    the worker grading VICTIM once and every worker grading DOOMED, while its grading
+    process holds the student's lock (so the kill lands mid-grading)."""
+
+    cluster: LocalCluster
+    root: Path
+    kills: list[dict] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> threading.Thread:
+        thread = threading.Thread(target=self._watch, daemon=True)
+        thread.start()
+        return thread
+
+    def _wanted(self, key) -> str | None:
+        for student in (VICTIM, DOOMED):
+            if f"-{student}-" in str(key) and not (student == VICTIM and self._killed(VICTIM)):
+                return student
+        return None
+
+    def _killed(self, student: str) -> int:
+        return sum(k["student"] == student for k in self.kills)
+
+    def _being_graded(self, student: str) -> bool:
+        lock = self.root / "autograded" / student / f".{ASSIGNMENT}.lock"
+        try:
+            with open(lock) as held:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(held, fcntl.LOCK_UN)
+                return False
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+
+    def _watch(self) -> None:
+        with self.cluster.client() as client:
+            while not self.stop.is_set():
+                pids = client.run(os.getpid)
+                for address, keys in client.processing().items():
+                    for student in filter(None, map(self._wanted, keys)):
+                        if address in pids and self._being_graded(student):
+                            self._kill(student, address, pids[address])
+                time.sleep(0.05)
+
+    def _kill(self, student: str, address: str, pid: int) -> None:
+        graders = graders_of(pid)
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+        self.kills.append({"student": student, "worker": address, "graders": graders,
+                           "graders_alive_after": [g for g in graders if alive(g)]})
+        self.cluster.wait_for_workers()  # the nanny starts a new one
+
+
+def run_command(root: Path, address: str, *args: str, interrupt_after: int | None = None):
+    """Run the command; with ``interrupt_after``, SIGINT once that many students are graded.
+    Returns the exit code and the output lines."""
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--scheduler", address,
+                             *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines, graded = [], 0
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        if GRADED_LINE.match(line):
+            graded += 1
+            if graded == interrupt_after:
+                proc.send_signal(signal.SIGINT)
+    return proc.wait(), lines
+
+
+def marks(course: scratch.Course, students) -> dict[str, list | None]:
+    loaded = state.load_course(course.root)
+    loaded.coursedir.db_url = course.gradebook_url
+    with loaded.gradebook() as gb:
+        return {s: state.graded_mark(loaded, gb, ASSIGNMENT, s) for s in students}
+
+
+@dataclass
+class Graded:
+    reference: scratch.Course
+    course: scratch.Course
+    students: list[str]
+    cluster: LocalCluster
+    first: tuple[int, list[str]]
+    log: str
+    kills: list[dict]
+    after_first: dict
+    half_written_after_first: set[str]
+    stopped: tuple[int, list[str]]
+    after_stop: dict
+    half_written_after_stop: set[str]
+    resumed: tuple[int, list[str]]
+    after_resume: dict
+    leftovers_before_close: list[str]
+
+
+@pytest.fixture(scope="module")
+def dask(tmp_path_factory):
+    with LocalCluster(tmp_path_factory.mktemp("dask"), workers=2, allowed_failures=1) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def graded(server, dask, tmp_path_factory) -> Graded:  # noqa: F811
+    work = tmp_path_factory.mktemp("cluster")
+    handed_in = submissions(work / "notebooks")
+    students = sorted(handed_in)
+    reference = scratch.prepare_course(work / "reference")
+    course = scratch.prepare_course(work / "course", db_url=server.database("cluster"))
+    when = datetime.datetime.now(datetime.timezone.utc)
+    for c in (reference, course):
+        scratch.generate(c, [ASSIGNMENT])
+        for sid, notebook in handed_in.items():
+            scratch.place_submission(c, sid, ASSIGNMENT, notebook, when)
+    scratch.nbgrader(reference, ["autograde", ASSIGNMENT], reference.root, check=False)  # one cannot be graded
+
+    killer = Killer(dask, course.root)
+    watching = killer.start()
+    first = run_command(course.root, dask.address, "--log", str(work / "first.log"))
+    killer.stop.set()
+    watching.join()
+    after_first = marks(course, students)
+    half_written = {s for s in students if after_first[s] is None and (course.root / "autograded" / s / ASSIGNMENT).exists()}
+    stopped = run_command(course.root, dask.address, "--force", interrupt_after=1)
+    after_stop = marks(course, students)
+    half_written_after_stop = {s for s in students if after_stop[s] is None and (course.root / "autograded" / s / ASSIGNMENT).exists()}
+    resumed = run_command(course.root, dask.address)
+    after_resume = marks(course, students)
+    time.sleep(1.0)  # the grading processes of the last run are being closed
+    leftovers = course_processes(course.root)
+    return Graded(reference, course, students, dask, first, (work / "first.log").read_text(), killer.kills,
+                  after_first, half_written, stopped, after_stop, half_written_after_stop, resumed, after_resume, leftovers)
+
+
+# ---------------------------------------------------------------- same grades
+
+
+@slow
+def test_the_cluster_grades_into_postgresql_what_plain_nbgrader_grades_into_sqlite(graded):
+    on_cluster = scratch.read_scores(graded.course)
+    reference = scratch.read_scores(graded.reference)
+    assert on_cluster == reference
+    assert len({s.points for s in reference.values()}) >= 3, reference  # not a vacuous comparison
+    assert {sid for sid, _ in reference} == set(graded.students) - set(CANNOT_GRADE)
+
+
+# ---------------------------------------------------------------- workers that die
+
+
+@slow
+def test_a_worker_killed_mid_grading_takes_its_grading_process_with_it(graded):
+    victims = [k for k in graded.kills if k["student"] == VICTIM]
+    assert len(victims) == 1, graded.kills
+    assert victims[0]["graders"], "the killed worker had no grading process: the kill was not mid-grading"
+    assert victims[0]["graders_alive_after"] == []
+
+
+@slow
+def test_the_killed_students_task_is_rerun_and_graded_once(graded):
+    code, lines = graded.first
+    graded_lines = [m["student"] for m in map(GRADED_LINE.match, lines) if m]
+    assert graded_lines.count(VICTIM) == 1, "\n".join(lines)
+    assert sorted(graded_lines) == sorted(set(graded.students) - set(CANNOT_GRADE) - {DOOMED}), "\n".join(lines)
+    # One log entry per grading nbgrader finished: the killed attempt wrote none, nobody twice.
+    headers = re.findall(rf"^===== {ASSIGNMENT} / (\S+) ", graded.log, re.M)
+    assert sorted(headers) == sorted(set(graded.students) - {DOOMED}), headers
+
+
+@slow
+def test_a_student_whose_every_worker_dies_fails_alone_after_the_bounded_retries(graded):
+    code, lines = graded.first
+    assert code == 1, "\n".join(lines)
+    failed = {m["student"]: m["why"] for m in map(FAILED_LINE.match, lines) if m}
+    assert set(failed) == {DOOMED, *CANNOT_GRADE}, failed
+    assert "every worker that graded it died (2 times" in failed[DOOMED], failed[DOOMED]
+    assert [k["student"] for k in graded.kills].count(DOOMED) == 2, graded.kills
+    assert graded.after_first[DOOMED] is None
+    assert graded.half_written_after_first == set()  # nothing half-written stays
+
+
+@slow
+def test_a_rerun_of_a_task_that_had_finished_does_not_grade_again(graded):
+    """Dask reruns the finished tasks of a worker that dies: the rerun finds the student's
+    grading changed since its run's plan, and reports the points without grading."""
+    student = "sample-empty"
+    before = graded.after_resume[student]
+    assert before is not None
+    with graded.cluster.client() as client:
+        reply = client.submit(dask_autograde.grade_task, "rerun", str(graded.course.root), ASSIGNMENT, student,
+                              None, None, pure=False).result()  # planned when it had no grading
+        client.run(dask_autograde.close_run, "rerun")
+    assert reply["success"] and reply["already"], reply
+    assert (reply["points"], reply["max_points"]) == (0.0, 6.0)
+    assert marks(graded.course, [student])[student] == before  # the same files: not graded again
+
+
+# ---------------------------------------------------------------- Ctrl-C and resume
+
+
+@slow
+def test_ctrl_c_stops_a_cluster_run_and_leaves_nothing_half_written(graded):
+    code, lines = graded.stopped
+    assert code == 130, "\n".join(lines)
+    assert "run the same command again to resume" in lines[-1], lines[-1]
+    assert re.search(r"interrupted: [1-9]\d* students? not graded yet", "\n".join(lines)), "\n".join(lines)
+    assert graded.half_written_after_stop == set()
+
+
+@slow
+def test_the_resumed_cluster_run_grades_only_what_is_not_graded(graded):
+    _, stopped_lines = graded.stopped
+    code, lines = graded.resumed
+    assert code == 1, "\n".join(lines)  # the unreadable notebook still fails
+    skipped = {m["student"] for m in map(SKIPPED_LINE.match, lines) if m}
+    newly = {m["student"] for m in map(GRADED_LINE.match, lines) if m}
+    complete = {s for s, mark in graded.after_stop.items() if mark is not None}
+    assert skipped == complete
+    assert newly == set(graded.students) - complete - set(CANNOT_GRADE)
+    for student in skipped:
+        assert graded.after_resume[student] == graded.after_stop[student], student  # same files
+    assert scratch.read_scores(graded.course) == scratch.read_scores(graded.reference)
+
+
+@slow
+def test_no_grading_process_outlives_the_runs(graded):
+    assert graded.leftovers_before_close == []
+
+
+# ---------------------------------------------------------------- bad input, named
+
+
+def test_the_lock_keeps_a_second_grader_of_one_student_out(tmp_path):
+    course = scratch.prepare_course(tmp_path / "course")
+    loaded = state.load_course(course.root)
+    lock = course.root / "autograded" / "s1" / f".{ASSIGNMENT}.lock"
+    lock.parent.mkdir(parents=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+         "print('held', flush=True); time.sleep(60)", str(lock)], stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(ParallelError, match=r"another grader has held 's1'.*not grading it twice at once"):
+            with state.student_lock(loaded, ASSIGNMENT, "s1", wait=0.5):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with state.student_lock(loaded, ASSIGNMENT, "s1", wait=5):
+        pass  # free again once its holder is gone
+
+
+def test_no_scheduler_is_named_without_a_traceback(tmp_path, monkeypatch):
+    course = scratch.prepare_course(tmp_path / "course")
+    scratch.generate(course, [ASSIGNMENT])
+    scratch.place_submission(course, "s1", ASSIGNMENT, Path(__file__).parent / "samples" / ASSIGNMENT / "correct.ipynb",
+                             datetime.datetime.now(datetime.timezone.utc))
+    monkeypatch.setattr(dask_autograde, "CONNECT_SECONDS", 2.0)
+    with pytest.raises(ParallelError, match=r"no Dask scheduler answers at tcp://127\.0\.0\.1:9"):
+        dask_autograde.autograde(ASSIGNMENT, "tcp://127.0.0.1:9", course.root)
+
+
+def test_workers_and_scheduler_do_not_go_together(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--workers", "2",
+                           "--scheduler", "tcp://127.0.0.1:9"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "--workers and --scheduler do not go together" in proc.stderr and "Traceback" not in proc.stderr
