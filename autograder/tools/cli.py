@@ -3,6 +3,7 @@
     python -m autograder demo [--course-dir DIR]
     python -m autograder autograde ASSIGNMENT [--workers N | --scheduler tcp://HOST:PORT]   (in the course folder)
     python -m autograder bench [--students N] [--workers N] [--json PATH]
+    python -m autograder bench --distributed [--students N] [--cluster-workers 1,2,4] [--db-url URL]
     python -m autograder check [--repo DIR] [--quick]
     python -m autograder report ASSIGNMENT | --all [--course-dir DIR]   (in the course folder)
 """
@@ -84,6 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--json", type=Path, metavar="PATH", help="write the figures here as JSON")
     bench.add_argument("--work-dir", type=Path, metavar="DIR",
                        help="new or empty folder for the scratch courses (default: a new temporary folder, kept)")
+    bench.add_argument("--distributed", action="store_true",
+                       help="instead: notebooks per second on a real Dask cluster on this machine, for each "
+                       "--cluster-workers count, beside the local parallel command with --workers W")
+    bench.add_argument("--cluster-workers", default="1,2,4", metavar="N,N,...",
+                       help="with --distributed: the clusters' worker counts (default 1,2,4)")
+    bench.add_argument("--db-url", metavar="URL", help="with --distributed: the course's gradebook, as an "
+                       "SQLAlchemy URL of an empty database (default: gradebook.db in the scratch course)")
 
     lint = commands.add_parser(
         "check",
@@ -150,7 +158,19 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bench":
             from autograder.tools.bench.run import run_bench
 
-            run_bench(args.students, args.workers, args.assignments, args.json, args.work_dir)
+            if args.distributed:
+                from autograder.tools.bench.distributed import run_distributed
+
+                try:
+                    counts = tuple(int(n) for n in args.cluster_workers.split(","))
+                except ValueError:
+                    raise ToolError(f"bench: --cluster-workers wants counts like 1,2,4, not {args.cluster_workers!r}")
+                run_distributed(args.students, counts, args.workers, args.assignments, args.json, args.work_dir,
+                                args.db_url)
+            elif args.db_url or args.cluster_workers != "1,2,4":
+                raise ToolError("bench: --db-url and --cluster-workers go with --distributed")
+            else:
+                run_bench(args.students, args.workers, args.assignments, args.json, args.work_dir)
     except ToolError as err:
         print(err, file=sys.stderr)
         return 1

@@ -195,11 +195,13 @@ class _ClusterRun:
             )
             self.futures[future.key] = (student, future)
         progress.grading_since = time.monotonic()
+        result.startup_seconds = progress.grading_since - self.start
         self.pending = set(self.futures)
         while self.pending:
             for future in self._ended(timeout=1.0):
                 self._report(future, result, progress, width)
             progress.tick()
+        result.grading_seconds = time.monotonic() - progress.grading_since
 
     def _ended(self, timeout: float) -> list:
         """The futures of pending tasks that end within ``timeout`` seconds (maybe none)."""
