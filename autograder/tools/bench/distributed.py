@@ -122,12 +122,7 @@ def run_distributed(
     for name, run in figures["runs"].items():
         run["over_floor"] = run["notebooks_per_second"] / runs["floor"]["notebooks_per_second"]
         run["grading_over_floor"] = run["grading_notebooks_per_second"] / runs["floor"]["grading_notebooks_per_second"]
-    say("")
-    say(report(figures))
-    if json_path:
-        Path(json_path).write_text(json.dumps(figures, indent=2) + "\n")
-        say(f"\nfigures written to {json_path}")
-    return figures
+    return measure.publish(figures, report(figures), json_path, say)
 
 
 def report(f: dict) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import os
 import platform
 import resource
@@ -163,3 +165,13 @@ def _commit() -> str | None:
     if head.returncode:
         return None
     return head.stdout.strip() + (" + uncommitted changes" if dirty.stdout.strip() else "")
+
+
+def publish(figures: dict, text: str, json_path: Path | None, say) -> dict:
+    """Print a benchmark's report, and write its figures as JSON where asked; the figures."""
+    say("")
+    say(text)
+    if json_path:
+        Path(json_path).write_text(json.dumps(figures, indent=2) + "\n")
+        say(f"\nfigures written to {json_path}")
+    return figures

@@ -149,12 +149,7 @@ def run_bench(
         "log": str(log),
         "bench_seconds": round(time.perf_counter() - started, 1),
     })
-    say("")
-    say(report(figures))
-    if json_path:
-        Path(json_path).write_text(json.dumps(figures, indent=2) + "\n")
-        say(f"\nfigures written to {json_path}")
-    return figures
+    return measure.publish(figures, report(figures), json_path, say)
 
 
 class _Say:

@@ -57,7 +57,8 @@ from urllib.parse import urlsplit
 from autograder.tools.errors import ParallelError
 from autograder.tools.parallel.progress import Outcome, Progress
 from autograder.tools.parallel.run import (
-    STOP_GRACE, WORKER_EXIT_SECONDS, BatchResult, Workers, course_lock, restore_sigterm, terminate_as_interrupt,
+    STOP_GRACE, WORKER_EXIT_SECONDS, BatchResult, Workers, chosen_students, course_lock, course_root, restore_sigterm,
+    terminate_as_interrupt,
 )
 from autograder.tools.parallel.worker import DB_URL_ENV
 from autograder.tools.repository import REPO_ROOT, tool_env
@@ -85,10 +86,7 @@ def autograde(
     (no gradebook, unknown assignment, no submissions, no scheduler, workers that do not see
     the course or run other software)."""
     start = time.monotonic()
-    root = Path(course_dir).resolve()
-    if not root.is_dir():
-        raise ParallelError(f"autograde: course folder {root} does not exist")
-    chosen = None if students is None else sorted(set(students))
+    root, chosen = course_root(course_dir), chosen_students(students)
     with course_lock(root, assignment):
         return _ClusterRun(root, assignment, scheduler, chosen, force, out or sys.stdout, log, db_url, start).run()
 

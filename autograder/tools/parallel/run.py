@@ -136,12 +136,21 @@ def autograde(
     workers = (os.cpu_count() or 1) if workers is None else workers
     if workers < 1:
         raise ParallelError(f"autograde: --workers must be at least 1, not {workers}")
+    root, chosen = course_root(course_dir), chosen_students(students)
+    with course_lock(root, assignment):
+        return _Run(root, assignment, chosen, workers, force, out, log, start, db_url).run()
+
+
+def course_root(course_dir: Path | str) -> Path:
+    """The course folder, resolved; :class:`ParallelError` when there is none."""
     root = Path(course_dir).resolve()
     if not root.is_dir():
         raise ParallelError(f"autograde: course folder {root} does not exist")
-    chosen = None if students is None else sorted(set(students))
-    with course_lock(root, assignment):
-        return _Run(root, assignment, chosen, workers, force, out, log, start, db_url).run()
+    return root
+
+
+def chosen_students(students: Iterable[str] | None) -> list[str] | None:
+    return None if students is None else sorted(set(students))
 
 
 class course_lock:
