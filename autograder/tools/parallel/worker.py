@@ -24,8 +24,9 @@ of its parent as fallback); its kernel follows (ipykernel exits when its parent
 changes, a forked kernel's monitor kills it when its client goes), and the
 half-written student is found and regraded by the next run. Each grading holds the
 student's lock (:func:`autograder.tools.parallel.state.student_lock`), so no two
-workers, on one machine or several, grade the same student at once. The forked workers are children of the first: they
-end with it, and it waits for them, so their CPU time is counted.
+workers, on one machine or several, grade the same student at once. The forked
+workers are children of the first: they end with it, and it waits for them, so
+their CPU time is counted.
 
 ``--discard`` removes half-written gradings of students whose worker was killed
 mid-grading (:func:`autograder.tools.parallel.state.discard_partial`).
