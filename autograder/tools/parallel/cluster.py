@@ -117,7 +117,7 @@ class _ClusterRun:
             width = max(map(len, self.students))
             progress = Progress(self.out, len(self.students), len(todo), result.workers, start=self.start)
             for done in plan["done"]:
-                outcome = Outcome(done["student_id"], "skipped", done["points"], done["max_points"])
+                outcome = Outcome.skipped(done)
                 result.outcomes.append(outcome)
                 progress.report(outcome, width)
             if todo:
@@ -136,10 +136,7 @@ class _ClusterRun:
                 client.close()
             if self.log:
                 self.log.close()
-        if result.interrupted:
-            finished = {o.student_id for o in result.outcomes}
-            result.outcomes += [Outcome(s, "interrupted") for s in self.students or () if s not in finished]
-        result.seconds = time.monotonic() - self.start
+        result.finish(self.students, self.start)
         self.out.write(result.summary() + "\n")
         self.out.flush()
         return result

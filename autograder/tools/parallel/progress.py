@@ -20,6 +20,11 @@ class Outcome:
     error: str = ""
 
     @classmethod
+    def skipped(cls, done: dict) -> "Outcome":
+        """A student the plan found fully graded already (:func:`state.plan`'s ``done``)."""
+        return cls(done["student_id"], "skipped", done["points"], done["max_points"])
+
+    @classmethod
     def of_reply(cls, student: str, reply: dict) -> "Outcome":
         """The outcome a worker's reply to one grading request tells (``worker.grade``)."""
         if reply.get("interrupted") and not reply.get("complete"):

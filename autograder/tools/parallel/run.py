@@ -76,6 +76,14 @@ class BatchResult:
     grading_seconds: float | None = None  # from then until the last student finished
     cpu_seconds: dict = field(default_factory=dict)  # per kind of process: see _Run._end
 
+    def finish(self, students: list[str] | None, start: float) -> None:
+        """At the end of a run: every student not reported counts as interrupted (if the run
+        was), and the run's seconds since ``start``."""
+        if self.interrupted:
+            finished = {o.student_id for o in self.outcomes}
+            self.outcomes += [Outcome(s, "interrupted") for s in students or () if s not in finished]
+        self.seconds = time.monotonic() - start
+
     def students(self, status: str) -> list[str]:
         return [o.student_id for o in self.outcomes if o.status == status]
 
@@ -355,10 +363,7 @@ class _Run:
             result.cpu_seconds = self._end(grace=0.0 if result.interrupted else WORKER_EXIT_SECONDS)
             if self.log:
                 self.log.close()
-        if result.interrupted:
-            finished = {o.student_id for o in result.outcomes}
-            result.outcomes += [Outcome(s, "interrupted") for s in self.students or () if s not in finished]
-        result.seconds = time.monotonic() - self.start
+        result.finish(self.students, self.start)
         if self.first_task_at is not None:
             result.startup_seconds = self.first_task_at - self.start
             if self.finished_at is not None:
@@ -389,7 +394,7 @@ class _Run:
         plan = reply["plan"]
         self.students = plan["students"]
         self.name_width = max(map(len, self.students))
-        return [Outcome(d["student_id"], "skipped", d["points"], d["max_points"]) for d in plan["done"]]
+        return [Outcome.skipped(done) for done in plan["done"]]
 
     def _end(self, grace: float) -> dict:
         """Stop the workers, then the fork server; the CPU seconds of each kind of process."""
