@@ -180,3 +180,19 @@ def test_leftovers_are_found_by_their_user_even_without_a_cgroup():
         with contextlib.suppress(ProcessLookupError, ChildProcessError):
             os.kill(child, signal.SIGKILL)
             os.waitpid(child, 0)
+
+
+def test_a_grading_package_handed_in_beside_the_notebook_is_never_imported(tmp_path):
+    """A kernel started afresh imports the sandbox by name before any cell: an `autograder/` in
+    the notebook's folder would run in its place, still as root, were that folder on its path."""
+    config, folder = _course(tmp_path)
+    (folder / "autograder" / "confinement").mkdir(parents=True)
+    (folder / "autograder" / "__init__.py").write_text("print('the handed-in package was imported')\n")
+    (folder / "autograder" / "confinement" / "__init__.py").write_text("")
+    (folder / "autograder" / "confinement" / "sandbox.py").write_text("print('the handed-in sandbox ran')\n")
+    nb = new_notebook(cells=[new_code_cell("import os, autograder\nprint(os.getuid(), autograder.__file__)")])
+    ConfinedExecute(config=config).preprocess(nb, {"metadata": {"path": str(folder)}})
+    [output] = nb.cells[0].outputs
+    uid, imported = output.text.split()
+    assert int(uid) >= _jail.UID_BASE
+    assert not imported.startswith(str(folder))

@@ -40,11 +40,12 @@ from traitlets import Bool, DottedObjectName, Type
 
 from autograder.confinement import forkserver
 from autograder.confinement import jail as _jail
-from autograder.confinement import PACKAGE_ROOT
+from autograder.confinement import copies
 from autograder.grading import compiler
 
 
 _JAIL = Path(_jail.__file__).resolve()
+SAFE_PATH = "PYTHONSAFEPATH"
 _FORKCLIENT = Path(forkserver.forkclient.__file__).resolve()
 _server: forkserver.Server | forkserver.Attached | None = None  # the fork server, once started or attached
 _no_server: str | None = None  # why there is none, once it failed
@@ -63,21 +64,40 @@ def can_confine() -> bool:
     return why_not_confined() is None
 
 
+#: The operating system's top-level folders (programs, libraries, configuration, devices), which a
+#: kernel may read; every other top-level folder is hidden from it but for the paths kept.
+SYSTEM_FOLDERS = frozenset({
+    "bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run", "sbin", "sys", "tmp", "usr", "var",
+})
+
+
+def outside_the_system() -> list[str]:
+    """Every top-level folder that is not the operating system's: homes, ``/srv``, ``/opt``,
+    ``/mnt``, a checkout under a folder of its own. Hidden whole, whatever they hold (a copy of the
+    grading package that no path names, say), with the kept paths inside put back."""
+    return sorted(entry.path for entry in os.scandir("/")
+                  if entry.is_dir(follow_symlinks=False) and entry.name not in SYSTEM_FOLDERS)
+
+
 def hidden_paths(config) -> list[str]:
-    """What a kernel must not see: the course, the exchange, this home, the repository."""
-    hide = [str(Path.home())]
+    """What a kernel must not see: every top-level folder outside the system's; the course,
+    the exchange and this home wherever they are; every copy of the grading package but the one
+    the kernel imports, and every repository around a copy."""
+    hide = [*outside_the_system(), str(Path.home())]
+    course_root = None
     with contextlib.suppress(Exception):
-        hide.append(CourseDirectory(config=config).root)
+        course_root = CourseDirectory(config=config).root
+        hide.append(course_root)
     exchange = config.get("Exchange", {}).get("root") if config else None
     hide.append(str(exchange or "/srv/nbgrader/exchange"))
-    if (PACKAGE_ROOT.parent / "course_config.py").is_file():  # an editable install: the repository itself
-        hide.append(str(PACKAGE_ROOT.parent))
+    hide.extend(copies.to_hide(course_root))
     return [os.path.realpath(path) for path in hide]
 
 
 def kept_paths(connection_file: str) -> list[str]:
-    """What a kernel needs to start and to grade: Python, its packages, the grader, its connection file."""
-    keep = {sys.base_prefix, sys.prefix, sys.exec_prefix, str(PACKAGE_ROOT), connection_file}
+    """What a kernel needs to start and to grade: Python, its packages, the grading package it
+    imports (:func:`~autograder.confinement.copies.kernel_copy`), its connection file."""
+    keep = {sys.base_prefix, sys.prefix, sys.exec_prefix, str(copies.kernel_copy()), connection_file}
     here = os.getcwd()
     keep.update(p for p in sys.path if p and os.path.abspath(p) != here and os.path.exists(p))
     return sorted(os.path.realpath(path) for path in keep)
@@ -200,6 +220,10 @@ class ConfinedKernelManager(AsyncKernelManager):
         cmd, kw = await super()._async_pre_start_kernel(**kw)
         kw["env"] = compiler.kernel_environment(kw.get("env") or dict(os.environ))
         kw["env"].pop(forkserver.SHARED_ENV, None)  # where the server listens is nothing for a kernel
+        # Nothing is imported from the notebook's folder, not even the sandbox: an `autograder/`
+        # handed in beside the notebook would otherwise run in its place, as root. Python then puts
+        # no working folder on sys.path, and IPython adds none (sys.flags.safe_path).
+        kw["env"][SAFE_PATH] = "1"
         if not can_confine():
             self.log.warning("autograder: grading kernels run unconfined: %s", why_not_confined())
             return cmd, kw
