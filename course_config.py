@@ -41,10 +41,12 @@ from nbgrader.preprocessors import (  # noqa: E402
 
 from autograder.confinement.preprocessors import ConfinedExecute, IssueSeal, ScrubGraderSource, VerifySeals  # noqa: E402
 
-# IssueSeal/VerifySeals: a graded cell scores only if the course's own grade() sealed
-# its points with a key this notebook's kernel alone received (autograder/confinement/seal.py).
 # ConfinedExecute: nbgrader's Execute, each kernel in a private view of the machine as
-# a user of its own (autograder/confinement/jail.py), and a dead kernel costs only unfinished cells.
+# a user of its own (autograder/confinement/jail.py), and a dead kernel costs only unfinished cells;
+# the grade cells of assignments judged outside the kernel are judged here, in nbgrader's process,
+# while the kernel only serves calls (autograder/grading/judge.py).
+# IssueSeal/VerifySeals: a graded cell judged in the kernel scores only if the course's own grade()
+# sealed its points with a key this notebook's kernel alone received (autograder/confinement/seal.py).
 c.Autograde.autograde_preprocessors = [
     IssueSeal, ConfinedExecute, VerifySeals, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor,
     LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,

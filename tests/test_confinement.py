@@ -26,6 +26,7 @@ from traitlets.config import Config
 from autograder.confinement import jail as _jail
 from autograder.confinement import kernel_manager
 from autograder.confinement.preprocessors import ConfinedExecute
+from autograder.grading import registry
 
 
 _kernels = {"fork_server": True}
@@ -196,3 +197,12 @@ def test_a_grading_package_handed_in_beside_the_notebook_is_never_imported(tmp_p
     uid, imported = output.text.split()
     assert int(uid) >= _jail.UID_BASE
     assert not imported.startswith(str(folder))
+
+
+def test_a_kernel_holds_no_property_module_of_an_assignment_judged_outside(tmp_path):
+    """Their reference answers and expected values live only in the judge's process."""
+    [shown], _ = _run(tmp_path, 'import json, sys\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith("autograder.properties."))))')
+    loaded = {name.rsplit(".test_", 1)[1] for name in json.loads(shown)}
+    judged_outside = {a for a in registry.assignments() if not registry.judged_in_the_kernel(a)}
+    assert judged_outside and not loaded & judged_outside
+    assert loaded == set(registry.assignments()) - judged_outside

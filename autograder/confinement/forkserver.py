@@ -57,7 +57,7 @@ PRELOAD = (
     "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "IPython",
     "numpy", "jax", "jax.numpy", "hypothesis", "hypothesis.extra.numpy",
     "autograder.grading.grade", "autograder.grading.integrity", "autograder.grading.registry",
-    "autograder.confinement.seal", "autograder.kit",
+    "autograder.grading.serve", "autograder.confinement.seal", "autograder.kit", "autograder.kit.compiles",
 )
 #: How the kernel's command starts ipykernel, after the interpreter: the one command this server runs.
 KERNEL_MODULE = ["-m", "ipykernel_launcher"]
@@ -80,7 +80,8 @@ def preload() -> None:
     from autograder.grading import registry
 
     for assignment in registry.assignments():
-        registry.properties_of(assignment)
+        if registry.judged_in_the_kernel(assignment):  # the others are judged outside: never in a kernel
+            registry.properties_of(assignment)
     from autograder.kit import settings
 
     shutil.rmtree(settings.HOME, ignore_errors=True)  # each kernel makes it in its own /tmp

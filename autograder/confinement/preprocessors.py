@@ -2,7 +2,8 @@
 
 They run in nbgrader's own process, around the kernel that executes the notebook,
 so nothing a student's code does in that kernel can skip them:
-:class:`IssueSeal` before it starts, :class:`ConfinedExecute` to run it,
+:class:`IssueSeal` before it starts, :class:`ConfinedExecute` to run it (and to judge, in this
+process, the grade cells of the assignments judged outside the kernel: :mod:`autograder.grading.judge`),
 :class:`VerifySeals` and :class:`ScrubGraderSource` after it finished.
 """
 
@@ -26,6 +27,7 @@ from traitlets import Unicode
 from autograder.confinement import seal as _seal
 from autograder.confinement import PACKAGE_ROOT
 from autograder.confinement.kernel_manager import ConfinedKernelManager
+from autograder.grading import feedback, judge, registry
 from autograder.grading.cells import GRADE_CALL, is_autograder_test
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -110,6 +112,8 @@ class ScrubGraderSource(NbGraderPreprocessor):
 
 
 _KEY = "autograder_seal_key"
+#: The indices of the cells the judge wrote (ConfinedExecute), which carry no seal.
+JUDGED = "autograder_judged_cells"
 
 
 class IssueSeal(NbGraderPreprocessor):
@@ -133,9 +137,10 @@ class VerifySeals(NbGraderPreprocessor):
         os.environ.pop(_seal.KEY_FILE_ENV, None)
         if path and os.path.exists(path):
             os.unlink(path)  # the sandbox never took it: no kernel, or no sandbox
+        judged = resources.pop(JUDGED, set())
         if key is not None:
-            for cell in nb.cells:
-                if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell):
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) and index not in judged:
                     self._verify(cell, key)
         return nb, resources
 
@@ -222,6 +227,9 @@ class ConfinedExecute(Execute):
     def _run_cell(self, cell, resources, index):
         if self._died is None:
             try:
+                judged = _judged_outside(cell)
+                if judged is not None:
+                    return self._judge_cell(cell, resources, index, *judged)
                 return super().preprocess_cell(cell, resources, index)
             except DeadKernelError:
                 how = self.km.exit_description() if hasattr(self.km, "exit_description") else "it stopped"
@@ -231,6 +239,38 @@ class ConfinedExecute(Execute):
                 return cell, resources
         cell.outputs = [_died(f"Not run: the kernel died in an earlier cell ({self._died}).")]
         return cell, resources
+
+    def _judge_cell(self, cell, resources, index, assignment: str, group: str):
+        """A grade cell judged in this process (:mod:`autograder.grading.judge`): the kernel runs
+        only the serving call in place of the cell's source; the judge's report becomes the
+        cell's outputs, its feedback and its points, whatever the kernel printed meanwhile."""
+        session = judge.Session(assignment, group)
+        source = cell.source
+        cell.source = session.kernel_code
+        try:
+            cell, resources = super().preprocess_cell(cell, resources, index)
+        finally:
+            cell.source = source
+            report = session.finish()
+        errors = [o for o in cell.outputs if o.output_type == "error"]  # the cell did not finish: it scores 0
+        cell.outputs = [
+            new_output("display_data", data={"text/plain": feedback.render(report),
+                                             "text/html": feedback.render_html(report)}),
+            *(errors or [new_output("execute_result", data={"text/plain": repr(float(report.earned))},
+                                    execution_count=cell.get("execution_count"))]),
+        ]
+        resources.setdefault(JUDGED, set()).add(index)
+        return cell, resources
+
+
+def _judged_outside(cell) -> tuple[str, str] | None:
+    """The assignment and group of a grade cell judged outside the kernel, else None."""
+    if not is_autograder_test(cell):
+        return None
+    call = GRADE_CALL.search(cell.source)
+    if call is None or registry.judged_in_the_kernel(call[1]):
+        return None
+    return call[1], call[2]
 
 
 def _died(message: str):

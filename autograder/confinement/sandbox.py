@@ -75,10 +75,12 @@ def confine() -> None:
     # Import what grading uses now, before the notebook can touch it.
     from autograder.grading import grade as _grade
     from autograder.grading import integrity as _integrity
-    from autograder.grading import registry
+    from autograder.grading import registry, serve  # noqa: F401 - serve answers the judge of the other assignments
     from autograder.confinement import seal as _seal
+    from autograder.kit import compiles  # noqa: F401 - what serve observes with
     for assignment in registry.assignments():
-        registry.properties_of(assignment)
+        if registry.judged_in_the_kernel(assignment):  # never the others: their judge is outside
+            registry.properties_of(assignment)
     _grade._sealer = _seal.install(_grade.grade.__code__)
     _integrity.record_baseline()
     if _jail.UID_ENV in os.environ:

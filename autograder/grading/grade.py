@@ -6,20 +6,23 @@ import sys
 
 from autograder.grading import feedback as _feedback
 from autograder.grading.integrity import tampered
-from autograder.grading.limits import PropertyTimeout, time_limit
-from autograder.grading.quiet import quiet
+from autograder.grading.limits import PropertyTimeout
 from autograder.grading.registry import properties_of
 from autograder.grading.results import GroupReport, PropertyFailure, PropertyResult
 from autograder.grading.submission import Submission
 
 
-def run_group(assignment: str, group: str, submission: Submission) -> GroupReport:
-    """Run every property of ``group``; each is caught on its own so one failure hides no other."""
-    with quiet():  # importing the property module (hypothesis, JAX) may warn too
+def run_group(assignment: str, group: str, submission) -> GroupReport:
+    """Run every property of ``group``; each is caught on its own so one failure hides no other.
+
+    ``submission`` says how (a :class:`Submission` here, a judge's
+    :class:`~autograder.grading.judge.RemoteSubmission` for a kernel elsewhere): its ``quiet``,
+    ``time_limit`` and ``tampered``."""
+    with submission.quiet():  # importing the property module (hypothesis, JAX) may warn too
         chosen = properties_of(assignment, group)
-        failures = [] if tampered() else [_run_one(prop, submission) for prop in chosen]
-        if tampered():  # before the group, or done by student code the properties called
-            failures = [_tampering()] * len(chosen)
+        failures = [] if submission.tampered() else [_run_one(prop, submission) for prop in chosen]
+        if submission.tampered():  # before the group, or done by student code the properties called
+            failures = [_tampering(submission.tampered())] * len(chosen)
     results = tuple(PropertyResult(p, passed=f is None, failure=f) for p, f in zip(chosen, failures))
     return GroupReport(assignment, group, results)
 
@@ -57,7 +60,7 @@ def _show(report: GroupReport) -> None:
 
 def _run_one(prop, submission) -> PropertyFailure | None:
     try:
-        with time_limit():
+        with submission.time_limit():
             prop.run(submission)
     except PropertyTimeout as timeout:
         return PropertyFailure(
@@ -73,8 +76,8 @@ def _run_one(prop, submission) -> PropertyFailure | None:
     return None
 
 
-def _tampering() -> PropertyFailure:
-    names = ", ".join(f"`{name}`" for name in tampered()[:6])
+def _tampering(replaced: list[str]) -> PropertyFailure:
+    names = ", ".join(f"`{name}`" for name in replaced[:6])
     return PropertyFailure(
         f"Tampering: the notebook replaced objects the grader relies on ({names}), "
         "so this check cannot be trusted and scores zero. Grading code must not be patched."

@@ -29,12 +29,19 @@ class PropertyTimeout(BaseException):
     """Raised inside a property that ran past its time limit."""
 
 
+def full_budget() -> dict[str, float]:
+    """A property's budgets before it starts, by kind, for :func:`time_limit`'s ``left``."""
+    return {kind: seconds for _, _, seconds, kind in _TIMERS}
+
+
 @contextlib.contextmanager
-def time_limit():
+def time_limit(left: dict[str, float] | None = None):
     """Interrupt the block with :class:`PropertyTimeout` when a budget runs out.
 
-    Only the main thread can receive signals; elsewhere (a test runner's worker
-    thread) the block runs unbounded, and nbgrader's cell timeout still applies.
+    ``left`` is what remains of a property's budgets, by kind (``"CPU"``, ``"wall-clock"``),
+    when the property runs in several blocks (a kernel serving a judge, one call at a time);
+    the full budgets otherwise. Only the main thread can receive signals; elsewhere (a test
+    runner's worker thread) the block runs unbounded, and nbgrader's cell timeout still applies.
     """
     if not _TIMERS or threading.current_thread() is not threading.main_thread():
         yield
@@ -45,7 +52,8 @@ def time_limit():
             raise PropertyTimeout(f"used up its {seconds:g} s of {kind} time")
 
         previous[signum] = signal.signal(signum, interrupt)
-        signal.setitimer(timer, seconds, _REPEAT_SECONDS)
+        remaining = seconds if left is None else left[kind]
+        signal.setitimer(timer, max(remaining, 0.001), _REPEAT_SECONDS)
     try:
         yield
     finally:

@@ -8,6 +8,9 @@ from pathlib import Path
 
 from autograder.grading import render
 from autograder.grading.cells import is_autograder_test
+from autograder.grading.integrity import tampered
+from autograder.grading.limits import time_limit
+from autograder.grading.quiet import quiet
 from autograder.grading.results import CallRaised, PropertyFailure
 
 
@@ -24,6 +27,12 @@ class Submission:
         self.label = label
         #: Observations the properties of one grade cell share (costly to make, judged by each).
         self.memo: dict = {}
+
+    # How a property runs against this submission (grade.run_group): in this process, quiet,
+    # within its time limits, and checked for tampering in this process.
+    quiet = staticmethod(quiet)
+    time_limit = staticmethod(time_limit)
+    tampered = staticmethod(tampered)
 
     def get(self, name: str):
         """The value of ``name``; a dotted name (``compiled.trace``) reads attributes of it."""

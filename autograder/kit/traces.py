@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 
 import jax
 
@@ -87,6 +88,23 @@ def student_traced() -> bool:
     return fn is None or not is_jax_internal(fn)
 
 
+_active = threading.local()
+
+
+def observe_elsewhere() -> None:
+    """Say that, in this thread, the student's code runs in another process (a judge's thread):
+    event logs opened here then listen to none of this process's events, and get the other
+    process's through :meth:`EventLog.add`."""
+    _active.elsewhere = True
+
+
+def active_logs() -> tuple["EventLog", ...]:
+    """The event logs open in this thread, innermost last. A call of the student's code made in
+    a kernel for a judge outside it (:mod:`autograder.grading.judge`) is observed there for each,
+    and what the kernel saw is added to each (:meth:`EventLog.add`)."""
+    return getattr(_active, "logs", ())
+
+
 class EventLog:
     """Records one of JAX's monitoring events while active (a context manager), for the
     student's code only: a subclass names the ``EVENT``, the ``NOUN`` feedback uses for it, and
@@ -94,6 +112,8 @@ class EventLog:
 
     A canary event is sent when the block ends; if it does not arrive, the code under
     observation removed or bypassed the grader's listener, which is reported as tampering.
+    The student's code may also run in another process (a kernel serving a judge): its events
+    are observed there, by the same class, and added here (:meth:`add`).
     """
 
     EVENT: str
@@ -117,10 +137,16 @@ class EventLog:
             self.names.append(kwargs.get("fun_name", "?"))
 
     def __enter__(self):
-        jax.monitoring.register_event_duration_secs_listener(self._listen)
+        self._here = not getattr(_active, "elsewhere", False)
+        if self._here:
+            jax.monitoring.register_event_duration_secs_listener(self._listen)
+        _active.logs = (*active_logs(), self)
         return self
 
     def __exit__(self, *exc) -> None:
+        _active.logs = tuple(log for log in active_logs() if log is not self)
+        if not self._here:
+            return  # the process that ran the student's code checked its own canary
         jax.monitoring.record_event_duration_secs(self.EVENT, 0.0, fun_name=_CANARY)
         try:
             jax.monitoring.unregister_event_duration_listener(self._listen)
@@ -131,6 +157,10 @@ class EventLog:
                 f"Tampering: JAX's {self.NOUN} events stopped reaching the grader while the notebook's code ran "
                 f"(its monitoring listeners were removed or bypassed), so its {self.NOUN}s cannot be counted."
             )
+
+    def add(self, names: list[str]) -> None:
+        """Events of the student's code observed in the process that ran it."""
+        self.names.extend(names)
 
     @property
     def count(self) -> int:

@@ -12,6 +12,11 @@ from autograder.kit import (
     float32_values, op_by_op, prop, render, scalar, signature_of,
 )
 
+#: Judged in the kernel, beside the student's code, until its properties are ported to the judge outside
+#: it (autograder/grading/judge.py): some stage or inject code in the kernel's own process.
+JUDGED_IN_THE_KERNEL = True
+
+
 #: Gains exactly representable in float32, so a Python float and a 0-d float32
 #: array always agree about ``gain > 1``. The boundary 1.0 has its own property.
 _GAINS = st.floats(-10.0, 10.0, allow_nan=False, width=32).filter(lambda g: g != 1.0)

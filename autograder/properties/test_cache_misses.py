@@ -29,6 +29,10 @@ from autograder.kit import (
 )
 from autograder.kit.cache_log import CAUSES, CacheMissLog, classify
 
+#: Judged in the kernel, beside the student's code, until its properties are ported to the judge outside
+#: it (autograder/grading/judge.py): some stage or inject code in the kernel's own process.
+JUDGED_IN_THE_KERNEL = True
+
 #: Value checks: each new shape is a compile of the student's function, so few examples.
 _FEW = settings(VALUES, max_examples=10)
 #: Two shapes: a vector and a 2-D block (every element counts, not only the first axis).

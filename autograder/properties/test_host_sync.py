@@ -30,6 +30,11 @@ from autograder.kit import (
     conversion_under_trace, first_failure, prop, render, signature_of, spoken,
 )
 
+#: Judged in the kernel, beside the student's code, until its properties are ported to the judge outside
+#: it (autograder/grading/judge.py): some stage or inject code in the kernel's own process.
+JUDGED_IN_THE_KERNEL = True
+
+
 #: Batch shapes (rows B, features d) the step is graded at: each is one compile.
 STEP_SHAPES = ((4, 3), (2, 3))
 #: The one batch shape the trainers run at (their own compile is the grader's step).

@@ -23,6 +23,11 @@ from autograder.kit import (
     prop, render,
 )
 
+#: Judged in the kernel, beside the student's code, until its properties are ported to the judge outside
+#: it (autograder/grading/judge.py): some stage or inject code in the kernel's own process.
+JUDGED_IN_THE_KERNEL = True
+
+
 KEYS = ("label", "shape", "dtype", "static", "traced", "trace_count", "result")
 #: A small signature space (each new signature is a compile); never length 16,
 #: which belongs to the student's own row.

@@ -22,6 +22,11 @@ from autograder.kit import (
 from autograder.kit.compiles import CompileLog, student_compiled
 from autograder.kit.jaxprs import count_recursive, count_top_level, primitive_counts, staged_loops, sub_jaxprs
 
+#: Judged in the kernel, beside the student's code, until its properties are ported to the judge outside
+#: it (autograder/grading/judge.py): some stage or inject code in the kernel's own process.
+JUDGED_IN_THE_KERNEL = True
+
+
 # ---------------------------------------------------------------------------------------- rolled
 
 #: Shapes the value property draws `x` from: each is one compile of a jitted `rolled` (and one per

@@ -309,6 +309,81 @@ def grade(assignment, group, namespace):
 autograder.grade = grade
 '''
 
+#: Every way into the verdict the seal-forging entry tried, against a judge outside the kernel:
+#: any key in the grading code's closures (the seal's is one), a grade() that seals full points
+#: with each, a serving call that claims the points instead of serving, and, from the judge's
+#: first call, the session's token stolen from the serving frame for a connection of its own.
+DIGS_INTO_THE_JUDGE = '''
+import gc, hashlib, hmac, inspect, json, socket
+import autograder, autograder.grading.grade, autograder.grading.serve
+
+keys = [cell.cell_contents for fn in gc.get_objects() if inspect.isfunction(fn)
+        and (fn.__module__ or "").startswith("autograder") for cell in (fn.__closure__ or ())
+        if isinstance(cell.cell_contents, bytes)]
+print(f"keys found in the grading code: {len(keys)}")
+FULL = {"padding": 2, "objective": 3, "traces": 1}
+
+
+def grade(assignment, group, namespace):
+    points = f"{FULL[group]:g}"
+    for key in keys:
+        mac = hmac.new(key, f"{assignment}|{group}|{points}".encode(), hashlib.sha256).hexdigest()
+        print(f"[autograder seal {assignment} {group} {points} {mac}]")
+    return FULL[group]
+
+
+def serve(assignment, group, namespace, address, token):
+    """Answers the judge itself: every name a function, every call 6.0, and a second connection."""
+    grade(assignment, group, namespace)
+    host, port = address.rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as connection:
+        stream = connection.makefile("rwb")
+        stream.write(json.dumps({"token": token, "tampered": []}).encode() + b"\\n")
+        stream.flush()
+        try:  # the same token on a second connection, with replies of its own
+            second = socket.create_connection((host, int(port)), timeout=2)
+            second.sendall(json.dumps({"token": token}).encode() + b"\\n" + b'{"result": 6.0}\\n' * 50)
+        except OSError:
+            pass
+        for line in stream:
+            op = json.loads(line).get("op")
+            if op == "done":
+                break
+            reply = {"get": {"callable": True}, "call": {"result": 6.0, "events": {}}}.get(op, {"ok": None})
+            stream.write(json.dumps(reply).encode() + b"\\n")
+            stream.flush()
+    return FULL[group]
+
+
+autograder.grade = autograder.grading.grade.grade = grade
+autograder.grading.serve.serve = serve
+'''
+
+UNFINISHED_PAD_BATCH = '''
+def pad_batch(values, size):
+    raise NotImplementedError("to do")
+'''
+
+#: In-kernel evidence is the kernel's word: a notebook that rewrites the serving agent's replies
+#: can claim any exception was a ValueError, and hide that it replaced the agent.
+FALSIFIES_KERNEL_EVIDENCE = '''
+import autograder.grading.serve as _serve
+
+_answer = _serve.Agent.answer
+_serve.tampered = lambda: []  # what serve reports of the grading objects replaced: nothing
+
+
+def _claim(self, request):
+    reply = _answer(self, request)
+    reply["tampered"] = []
+    if "raised" in reply:
+        reply["raised"]["types"] = [["builtins", "ValueError"], ["builtins", "Exception"]]
+    return reply
+
+
+_serve.Agent.answer = _claim
+'''
+
 LEAVES_CGROUP = '''
 import os, resource
 
@@ -516,9 +591,11 @@ CORPUS = (
         zero(BR), feedback=r"GradingTampered: this graded cell's result did not come from the course's grader",
     ),
     Hostile(
+        # The kernel's display of a number is nothing to the judge, which writes each cell's points
+        # itself: the honest part remains, a jitted constant that never traces again.
         "full-marks-display", SMM,
         (replace("choose_reduction", WRONG_REDUCTION), insert_after("choose", FULL_MARKS_DISPLAY)),
-        zero(SMM), feedback=r"GradingTampered",
+        points(SMM, test_modes=0, test_errors=0), feedback=r"static_max_mode / modes: 0 of 3 points",
     ),
     # -- honest parts, and the grader's own source
     Hostile(
@@ -527,9 +604,10 @@ CORPUS = (
         points(SMM, test_modes=0, test_traces=0), feedback=r"JAX traced none of your code: it is not compiled with `jax\.jit`",
     ),
     Hostile(
-        # The grading package's files are hidden from the kernel once it is loaded.
+        # The grading package's files are hidden from the kernel once it is loaded, and the
+        # properties of an assignment judged outside the kernel were never loaded in it.
         "prints-grader-source", PM, (insert_after("masked_objective", PRINTS_GRADER),),
-        points(PM), feedback=r"OSError: could not get source code",
+        points(PM), feedback=r"No module named 'autograder\.properties\.test_padded_masking'",
     ),
     Hostile(
         "grader-source-as-a-list", LE, (insert_after("observed_call", GRADER_AS_LIST),),
@@ -551,12 +629,24 @@ CORPUS = (
         zero(LE), feedback=r"replaced objects the grader relies on \(.*`autograder\.grading\.results\.GroupReport\.earned`",
     ),
     Hostile(
+        # The seal key is still in the kernel (the assignments judged in it use it), but this
+        # assignment's verdict is the judge's, outside the kernel: a forged seal buys nothing.
         "forges-seals", PM, stub("pad_batch", "masked_objective") + (insert_after("imports", FORGES_SEALS),),
         zero(PM), feedback=r"_sealer\.__closure__",
+    ),
+    Hostile(
+        "digs-into-the-judge", PM, stub("pad_batch", "masked_objective") + (insert_after("imports", DIGS_INTO_THE_JUDGE),),
+        zero(PM), feedback=r"padded_masking / padding: 0 of 2 points",
+    ),
+    Hostile(
+        "falsifies-kernel-evidence", PM,
+        (replace("pad_batch", UNFINISHED_PAD_BATCH), *stub("masked_objective"),
+         insert_after("imports", FALSIFIES_KERNEL_EVIDENCE)),
+        zero(PM), feedback=r"padded_masking / padding: 1 of 2 points",
         gap=Gap(
-            "the seal key sits in the closure of `autograder.grading.grade._sealer`, one line away from the "
-            "notebook; with it any grade() seals any points",
-            today=points(PM),
+            "what a call raised is reported by the kernel, so a notebook that rewrites the serving agent's "
+            "replies passes `raises ValueError` with a stub (the README lists the in-kernel evidence)",
+            today=points(PM, test_padding=1, test_objective=0, test_traces=0),
         ),
     ),
     Hostile(

@@ -77,9 +77,12 @@ def open_api():
     from nbgrader.apps.autogradeapp import AutogradeApp
 
     db_url = os.environ.pop(DB_URL_ENV, None)
+    from autograder.grading import judge
+
     app = AutogradeApp()
     app.initialize([])
     app.coursedir.db_url = with_busy_timeout(db_url or app.coursedir.db_url)
+    judge.preload()  # before this process forks its workers
     return NbGraderAPI(coursedir=app.coursedir, parent=app)
 
 

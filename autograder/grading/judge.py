@@ -1,0 +1,341 @@
+"""The judge: a grade cell's properties run outside the kernel that runs the student's code.
+
+In nbgrader's process. For a grade cell of an assignment judged outside the kernel (every one
+but those whose property module says ``JUDGED_IN_THE_KERNEL = True``), nbgrader's preprocessor
+(:class:`autograder.confinement.preprocessors.ConfinedExecute`) opens a :class:`Session`: a socket
+on the loopback address, a fresh token, and a thread that waits for the kernel. It then runs, in
+place of the cell's source, one call of :func:`autograder.grading.serve.serve`, which connects and
+serves. The thread runs the group's properties, hypothesis search included, against a
+:class:`RemoteSubmission`, whose every call of a student's function is a request to the kernel:
+the arguments go there, the raw result and the trace and compile events observed during the
+call come back. Reference answers, expected values and verdicts never leave this process, and
+the preprocessor writes the cell's feedback and points itself: nothing the kernel prints or
+returns can raise a score beyond what the values it returns earn.
+
+What the kernel reports about a call other than its value (what it raised, which traces and
+compiles it saw, whether grading objects were replaced) is in-kernel evidence: code written
+against the kernel's side can falsify it. The README's threat model says which properties that
+leaves forgeable.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import logging
+import secrets
+import socket
+import sys
+import threading
+
+from autograder.grading import render, wire
+from autograder.grading.grade import run_group
+from autograder.grading.limits import WALL_SECONDS, PropertyTimeout
+from autograder.grading.registry import properties_of
+from autograder.grading.results import CallRaised, GroupReport, PropertyFailure, PropertyResult
+
+log = logging.getLogger(__name__)
+
+#: Seconds a kernel may take to answer one request: a call within its budget, and then some.
+REPLY_SECONDS = WALL_SECONDS + 20.0
+#: Seconds a connecting kernel has to say who it is.
+_HELLO_SECONDS = 5.0
+_POLL_SECONDS = 0.1
+#: Seconds the preprocessor waits for the judge to write its report once the cell has run.
+_FINISH_SECONDS = 30.0
+
+
+def preload() -> None:
+    """Import the property modules judged here (and with them JAX and hypothesis) now: a process
+    that forks grading workers pays for them once. Starts no JAX backend and no thread."""
+    from autograder.grading.registry import assignments, judged_in_the_kernel
+
+    for assignment in assignments():
+        if not judged_in_the_kernel(assignment):
+            properties_of(assignment)
+
+
+class KernelGone(PropertyFailure):
+    """The kernel stopped answering, or sent what the protocol does not allow."""
+
+    def __init__(self, why: str):
+        super().__init__(
+            f"The notebook's kernel stopped answering the grader ({why}), so this check could not finish. "
+            "A kernel that dies, is interrupted or has its grading code replaced loses the checks it did not finish."
+        )
+
+
+class Channel:
+    """One kernel's connection: a request, then its reply, in turn."""
+
+    def __init__(self, connection: socket.socket):
+        self.connection = connection
+        self.stream = connection.makefile("rwb")
+        self.closed = False
+
+    def ask(self, request: dict) -> dict:
+        if self.closed:
+            raise KernelGone("its connection is closed")
+        try:
+            self.stream.write(wire.dumps(request))
+            self.stream.flush()
+            line = self.stream.readline(wire.MAX_LINE + 1)
+        except TimeoutError:
+            self.close()
+            raise KernelGone(f"no answer within {REPLY_SECONDS:g} s") from None
+        except OSError as error:
+            self.close()
+            raise KernelGone(f"its connection failed: {error.strerror or error}") from None
+        if not line:
+            self.close()
+            raise KernelGone("it closed the connection")
+        try:
+            return wire.loads(line)
+        except wire.WireError as error:
+            self.close()
+            raise KernelGone(f"it sent what the grader cannot read: {error}") from None
+
+    def close(self, say_done: bool = False) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(OSError):
+            if say_done:
+                self.stream.write(wire.dumps({"op": "done"}))
+                self.stream.flush()
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self.connection.close()
+
+
+class RemoteFunction:
+    """A function of the notebook, called in its kernel (see :class:`RemoteSubmission`)."""
+
+    def __init__(self, submission: "RemoteSubmission", name: str):
+        self.submission = submission
+        self.name = self.__name__ = name
+
+    def __call__(self, *args, **kwargs):
+        return self.submission.call(self.name, *args, **kwargs)
+
+    def clear_cache(self) -> None:
+        """Its cache cleared in the kernel (its own, or all of JAX's if it has none)."""
+        self.submission.ask({"op": "clear_cache", "name": self.name})
+
+    def __repr__(self) -> str:
+        return f"<the notebook's {self.name}>"
+
+
+class RemoteSubmission:
+    """The :class:`~autograder.grading.submission.Submission` of a notebook whose kernel runs
+    elsewhere: the same methods, each call a request to the kernel. A name that holds data
+    arrives as its value; a function, as a :class:`RemoteFunction`."""
+
+    def __init__(self, channel: Channel, kernel_tampered: list[str], label: str = "the notebook"):
+        self.channel = channel
+        self.label = label
+        self.memo: dict = {}
+        self._tampered = _names(kernel_tampered)
+
+    # How a property runs against this submission (grade.run_group).
+    quiet = staticmethod(contextlib.nullcontext)  # the kernel keeps its own output quiet
+
+    def tampered(self) -> list[str]:
+        """The grading objects the notebook replaced in its kernel, as the kernel last said."""
+        return self._tampered
+
+    @contextlib.contextmanager
+    def time_limit(self):
+        """Each property gets fresh time budgets in the kernel, which enforces them call by call."""
+        self.ask({"op": "budget"})
+        yield
+
+    def ask(self, request: dict) -> dict:
+        reply = self.channel.ask(request)
+        if "tampered" in reply:
+            self._tampered = _names(reply["tampered"])
+        if "failure" in reply:
+            raise PropertyFailure(**_failure_parts(reply["failure"]))
+        if "timeout" in reply:
+            raise PropertyTimeout(str(reply["timeout"])[:200])
+        if "error" in reply:
+            raise KernelGone(f"it could not answer: {str(reply['error'])[:200]}")
+        return reply
+
+    def get(self, name: str):
+        reply = self.ask({"op": "get", "name": name})
+        if reply.get("callable"):
+            return RemoteFunction(self, name)
+        return self._decode(reply.get("value"))
+
+    def function(self, name: str):
+        value = self.get(name)
+        if not callable(value):
+            raise PropertyFailure(f"`{name}` should be a function, but it is {render.kind(value)}.")
+        return value
+
+    def call(self, name: str, *args, **kwargs):
+        reply = self._call(name, args, kwargs)
+        if "raised" in reply:
+            types, description = _raised(reply["raised"])
+            raise CallRaised(
+                f"`{name}` raised {types[0][1].rsplit('.', 1)[-1]}: {description}",
+                error_type=_error_type(types), example=render.call(name, args, kwargs),
+            )
+        return self._decode(reply.get("result"))
+
+    def raises(self, expected: type[BaseException], name: str, *args, **kwargs) -> BaseException | None:
+        reply = self._call(name, args, kwargs)
+        if "raised" not in reply:
+            return None
+        types, description = _raised(reply["raised"])
+        if [expected.__module__, expected.__qualname__] in types:
+            return CallRaised(description, error_type=expected)  # what was raised, as this process can hold it
+        raise PropertyFailure(
+            f"`{name}` should raise {expected.__name__}, but raised {types[0][1].rsplit('.', 1)[-1]}: {description}",
+            example=render.call(name, args, kwargs),
+        )
+
+    def _call(self, name: str, args: tuple, kwargs: dict) -> dict:
+        import jax
+
+        from autograder.kit.traces import active_logs
+
+        logs = active_logs()
+        reply = self.ask({
+            "op": "call", "name": name,
+            "args": [wire.encode(a) for a in args],
+            "kwargs": {key: wire.encode(value) for key, value in kwargs.items()},
+            "observe": sorted({log.EVENT for log in logs}),
+            "disable_jit": bool(jax.config.jax_disable_jit),
+        })
+        events = reply.get("events", {})
+        for event_log in logs:
+            event_log.add(_names(events.get(event_log.EVENT, []) if isinstance(events, dict) else []))
+        return reply
+
+    def _decode(self, value):
+        try:
+            return wire.decode(value)
+        except (wire.WireError, ValueError, TypeError) as error:
+            self.channel.close()
+            raise KernelGone(f"it sent a value the grader cannot read: {error}") from None
+
+
+def _names(value) -> list[str]:
+    if not isinstance(value, list) or len(value) > wire.MAX_ITEMS:
+        return ["(what the kernel said)"]
+    return [str(name)[:200] for name in value]
+
+
+def _failure_parts(failure) -> dict[str, str]:
+    failure = failure if isinstance(failure, dict) else {}
+    return {key: str(failure.get(key, ""))[:2000] for key in ("problem", "example", "got", "expected")}
+
+
+def _raised(raised) -> tuple[list[list[str]], str]:
+    raised = raised if isinstance(raised, dict) else {}
+    types = [[str(m), str(q)] for m, q in raised.get("types", [])[:64]] or [["builtins", "Exception"]]
+    return types, str(raised.get("description", ""))[:2000]
+
+
+def _error_type(types: list[list[str]]) -> type:
+    """The first class of what the kernel raised that this process knows (a built-in exception,
+    or one of an imported module's: JAX's errors), else Exception. Nothing is imported."""
+    for module_name, qualname in types:
+        module = builtins if module_name == "builtins" else sys.modules.get(module_name)
+        value = module
+        for part in qualname.split("."):
+            value = getattr(value, part, None)
+        if isinstance(value, type) and issubclass(value, BaseException):
+            return value
+    return Exception
+
+
+class Session:
+    """One grade cell judged in this process while its kernel serves calls (see the module doc).
+
+    Open it before the cell runs, run :attr:`kernel_code` in the kernel in place of the cell's
+    source, then :meth:`finish`, which returns the group's report: every property failed, with
+    the reason, when no kernel served the cell.
+    """
+
+    def __init__(self, assignment: str, group: str):
+        from autograder.kit import traces  # imported here, not by the thread: no two threads import one module
+
+        self._traces = traces
+        self.assignment, self.group = assignment, group
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(_POLL_SECONDS)
+        self._token = secrets.token_hex(16)
+        self._cell_ended = threading.Event()
+        self._channel: Channel | None = None
+        self._report: GroupReport | None = None
+        self._why = "the cell never called the grader"
+        self._thread = threading.Thread(target=self._judge, name=f"judge {assignment}/{group}", daemon=True)
+        self._thread.start()
+
+    @property
+    def kernel_code(self) -> str:
+        host, port = self._listener.getsockname()[:2]
+        return (f"__import__('autograder.grading.serve', fromlist=['serve']).serve("
+                f"{self.assignment!r}, {self.group!r}, globals(), '{host}:{port}', {self._token!r})")
+
+    def _judge(self) -> None:
+        self._traces.observe_elsewhere()
+        try:
+            hello = self._accept()
+            if hello is None:
+                return
+            submission = RemoteSubmission(self._channel, hello.get("tampered", []))
+            self._report = run_group(self.assignment, self.group, submission)
+        except Exception as error:  # noqa: BLE001 - a fault of the judge must not stop nbgrader's batch
+            log.exception("autograder: the judge of %s/%s failed", self.assignment, self.group)
+            self._why = f"the grader failed: {type(error).__name__}"
+        finally:
+            if self._channel is not None:
+                self._channel.close(say_done=True)
+            with contextlib.suppress(OSError):
+                self._listener.close()
+
+    def _accept(self) -> dict | None:
+        """The kernel's hello, once a connection brings this session's token; None if the cell ends first."""
+        while not self._cell_ended.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return None
+            channel = Channel(connection)
+            connection.settimeout(_HELLO_SECONDS)
+            try:
+                hello = wire.loads(channel.stream.readline(wire.MAX_LINE + 1))
+            except (OSError, wire.WireError):
+                hello = {}
+            if secrets.compare_digest(str(hello.get("token", "")), self._token):
+                connection.settimeout(REPLY_SECONDS)
+                self._channel = channel
+                self._listener.close()  # one kernel per session
+                return hello
+            channel.close()
+        return None
+
+    def finish(self) -> GroupReport:
+        """Once the cell has run: the group's report."""
+        self._cell_ended.set()
+        with contextlib.suppress(OSError):
+            self._listener.close()
+        self._thread.join(_POLL_SECONDS * 5)
+        if self._thread.is_alive() and self._channel is not None:
+            self._channel.close()  # the cell ended while the judge still waits on the kernel: it never answers now
+        self._thread.join(_FINISH_SECONDS)
+        if self._report is not None:
+            return self._report
+        why = PropertyFailure(
+            f"This grade cell's checks did not run ({self._why}): the notebook replaced or bypassed the grading "
+            "code, or its kernel stopped before the cell, so it scores zero."
+        )
+        chosen = properties_of(self.assignment, self.group)
+        return GroupReport(self.assignment, self.group, tuple(PropertyResult(p, False, why) for p in chosen))

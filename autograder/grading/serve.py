@@ -1,0 +1,142 @@
+"""The kernel's side of a grade cell judged outside the kernel: it serves calls, it judges nothing.
+
+Under autograde, nbgrader's process (:class:`autograder.confinement.preprocessors.ConfinedExecute`)
+runs a grade cell of an assignment judged outside the kernel as one call of :func:`serve`. The
+kernel connects to the judge (:mod:`autograder.grading.judge`), proves it is the kernel the
+judge is waiting for with the token it was sent, and then answers requests until the judge is
+done: look a name up, call a function of the notebook with the judge's arguments (under JAX's
+trace and compile listeners, op by op if asked, within the property's time budget), clear a
+function's cache. Each reply carries the raw result (:mod:`autograder.grading.wire`), the
+events observed during the call, and the names of any grading object the notebook replaced
+(:func:`autograder.grading.integrity.tampered`).
+
+No property, reference answer, expected value, key or verdict is ever in the kernel: the
+property modules of such assignments are not imported here, and nothing the kernel sends can
+do more than describe what the notebook's code did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+
+from autograder.grading import wire
+from autograder.grading.integrity import tampered
+from autograder.grading.limits import PropertyTimeout, full_budget, time_limit
+from autograder.grading.quiet import quiet
+from autograder.grading.results import PropertyFailure
+from autograder.grading.submission import Submission, describe_error
+from autograder.kit.compiles import CompileLog
+from autograder.kit.traces import TraceLog, clear_cache_of
+
+_CONNECT_SECONDS = 30.0
+
+
+def serve(assignment: str, group: str, namespace: dict, address: str, token: str) -> None:
+    """Answer the judge at ``address`` (``host:port``) until it is done (see the module doc)."""
+    host, port = address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=_CONNECT_SECONDS) as connection:
+        connection.settimeout(None)
+        stream = connection.makefile("rwb")
+        agent = Agent(Submission(namespace))
+        stream.write(wire.dumps({"token": token, "assignment": assignment, "group": group,
+                                 "tampered": tampered()}))
+        stream.flush()
+        while True:
+            line = stream.readline(wire.MAX_LINE + 1)
+            if not line:
+                return
+            request = wire.loads(line)
+            if request.get("op") == "done":
+                return
+            stream.write(wire.dumps(agent.answer(request)))
+            stream.flush()
+
+
+#: What the judge may ask to have observed during a call: JAX's event name -> the kernel's log of it.
+LOGS = {log.EVENT: log for log in (TraceLog, CompileLog)}
+
+
+class Agent:
+    """Answers one judge's requests about one notebook's namespace."""
+
+    def __init__(self, submission: Submission):
+        self.submission = submission
+        self.left = full_budget()
+
+    def answer(self, request: dict) -> dict:
+        op = request.get("op")
+        try:
+            if op == "budget":  # a new property starts: its own time budgets
+                self.left = full_budget()
+                return {"ok": None}
+            if op == "get":
+                return self._get(str(request["name"]))
+            if op == "call":
+                return self._call(request)
+            if op == "clear_cache":
+                with quiet():
+                    clear_cache_of(self.submission.function(str(request["name"])))
+                return {"ok": None, "tampered": tampered()}
+        except PropertyFailure as failure:
+            return {"failure": _failure(failure), "tampered": tampered()}
+        except (KeyError, TypeError, ValueError) as error:
+            return {"error": f"bad request: {error}"}
+        return {"error": f"unknown request {op!r}"}
+
+    def _get(self, name: str) -> dict:
+        value = self.submission.get(name)
+        if callable(value):
+            return {"callable": True}
+        with quiet():
+            return {"callable": False, "value": wire.encode(value)}
+
+    def _call(self, request: dict) -> dict:
+        name = str(request["name"])
+        fn = self.submission.function(name)
+        args = [wire.decode(a) for a in request.get("args", [])]
+        kwargs = {str(k): wire.decode(v) for k, v in request.get("kwargs", {}).items()}
+        if min(self.left.values()) <= 0:
+            return {"timeout": self._spent_text()}
+        reply: dict = {}
+        with quiet(), contextlib.ExitStack() as stack:
+            observed = {event: stack.enter_context(LOGS[event]()) for event in request.get("observe", ())
+                        if event in LOGS}
+            if request.get("disable_jit"):
+                import jax
+
+                stack.enter_context(jax.disable_jit())
+            try:
+                result = self._timed(fn, args, kwargs)
+            except PropertyTimeout as timeout:
+                return {"timeout": str(timeout), "tampered": tampered()}
+            except Exception as error:  # noqa: BLE001 - student code may raise anything: described, not judged
+                reply["raised"] = {
+                    "types": [[c.__module__, c.__qualname__] for c in type(error).__mro__],
+                    "description": describe_error(error),
+                }
+            else:
+                reply["result"] = wire.encode(result)
+        # The logs closed above: a listener removed by the notebook's code has raised its failure by now.
+        reply["events"] = {event: list(log.names) for event, log in observed.items()}
+        reply["tampered"] = tampered()
+        return reply
+
+    def _timed(self, fn, args, kwargs):
+        cpu, wall = time.process_time(), time.monotonic()
+        try:
+            with time_limit(self.left):
+                return fn(*args, **kwargs)
+        finally:
+            for kind, spent in (("CPU", time.process_time() - cpu), ("wall-clock", time.monotonic() - wall)):
+                if kind in self.left:
+                    self.left[kind] -= spent
+
+    def _spent_text(self) -> str:
+        kind = min(self.left, key=self.left.get)
+        return f"used up its {full_budget()[kind]:g} s of {kind} time"
+
+
+def _failure(failure: PropertyFailure) -> dict:
+    return {"problem": failure.problem, "example": failure.example, "got": failure.got, "expected": failure.expected}

@@ -1,0 +1,164 @@
+"""The values a kernel and its judge exchange: JSON lines, never pickles.
+
+The judge (:mod:`autograder.grading.judge`, in nbgrader's process) sends a kernel the
+arguments of each call of a student's function; the kernel (:mod:`autograder.grading.serve`)
+sends back what the call returned. Arrays travel as dtype, shape, weak type and raw bytes,
+so a JAX array arrives as a JAX array of the same type (``signature_of`` and ``render.kind``
+see what they saw in the kernel); numbers, strings, ``None`` and containers of them travel
+as themselves; anything else arrives as a :class:`~autograder.grading.render.Described`
+value, its kind and rendering as the kernel saw them.
+
+Whatever the kernel sends is data: decoding it builds only arrays, numbers, strings and
+containers, within fixed bounds of size and depth, and anything else is an error
+(:class:`WireError`), which the judge reports as the kernel's fault.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+
+import numpy as np
+
+from autograder.grading import render
+
+#: dtypes an array may have on the wire (names, as ``numpy.dtype(...).name`` gives them).
+DTYPES = frozenset({
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "bfloat16", "complex64", "complex128",
+})
+MAX_BYTES = 16 * 2**20  # one array; a larger result is described, not sent
+MAX_LINE = 64 * 2**20  # one message
+MAX_DEPTH = 16
+MAX_ITEMS = 10_000
+
+
+class WireError(ValueError):
+    """A message that is not what the protocol allows."""
+
+
+def _is_jax_array(x) -> bool:
+    return type(x).__module__.startswith(("jax", "jaxlib")) and hasattr(x, "dtype") and hasattr(x, "shape")
+
+
+def _dtype(name: str):
+    if name not in DTYPES:
+        raise WireError(f"dtype {name!r} cannot travel")
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def encode(x, depth: int = 0):
+    """A JSON-able form of ``x`` (see the module doc)."""
+    if depth > MAX_DEPTH:
+        return _described(x)
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if type(x) is int:
+        return x if abs(x) < 2**53 else {"t": "int", "v": str(x)}
+    if type(x) is float:
+        return x if math.isfinite(x) else {"t": "float", "v": repr(x)}
+    if isinstance(x, (np.ndarray, np.generic)) or _is_jax_array(x):
+        return _encode_array(x)
+    if type(x) in (list, tuple) and len(x) <= MAX_ITEMS:
+        return {"t": type(x).__name__, "v": [encode(v, depth + 1) for v in x]}
+    if type(x) is dict and len(x) <= MAX_ITEMS and all(type(k) in (str, int) for k in x):
+        return {"t": "dict", "v": [[encode(k), encode(v, depth + 1)] for k, v in x.items()]}
+    return _described(x)
+
+
+def _encode_array(x):
+    try:
+        array = np.asarray(x)
+    except Exception:  # noqa: BLE001 - a deleted buffer, a tracer that leaked out of a trace
+        return _described(x)
+    if array.dtype.name not in DTYPES or array.nbytes > MAX_BYTES:
+        return _described(x)
+    kind = "jax" if _is_jax_array(x) else ("np" if isinstance(x, np.ndarray) else "scalar")
+    weak = bool(getattr(getattr(x, "aval", None), "weak_type", False))
+    return {"t": kind, "dtype": array.dtype.name, "shape": list(array.shape), "weak": weak,
+            "data": base64.b64encode(np.ascontiguousarray(array).tobytes()).decode("ascii")}
+
+
+def _described(x):
+    try:
+        kind, text = render.kind(x), render.value(x)
+    except Exception:  # noqa: BLE001 - a student object's repr may raise anything
+        kind = text = f"a {type(x).__name__} object"
+    return {"t": "described", "kind": kind[:300], "text": text[:300]}
+
+
+def decode(x, depth: int = 0):
+    """The value :func:`encode` encoded; :class:`WireError` for anything else."""
+    if depth > MAX_DEPTH:
+        raise WireError("nested too deeply")
+    if x is None or isinstance(x, (bool, str, int, float)):
+        return x
+    if not isinstance(x, dict):
+        raise WireError(f"unexpected {type(x).__name__}")
+    tag = x.get("t")
+    if tag == "int":
+        return int(str(x["v"])[:400])
+    if tag == "float":
+        return float(str(x["v"]))
+    if tag in ("list", "tuple"):
+        items = _items(x)
+        values = [decode(v, depth + 1) for v in items]
+        return values if tag == "list" else tuple(values)
+    if tag == "dict":
+        pairs = _items(x)
+        if not all(isinstance(p, list) and len(p) == 2 and type(p[0]) in (str, int) for p in pairs):
+            raise WireError("a dict's keys must be strings or integers")
+        return {k: decode(v, depth + 1) for k, v in pairs}
+    if tag in ("jax", "np", "scalar"):
+        return _decode_array(x, tag)
+    if tag == "described":
+        return render.Described(str(x.get("kind", ""))[:300], str(x.get("text", ""))[:300])
+    raise WireError(f"unknown tag {tag!r}")
+
+
+def _items(x) -> list:
+    items = x.get("v")
+    if not isinstance(items, list) or len(items) > MAX_ITEMS:
+        raise WireError("a container must be a list of at most MAX_ITEMS values")
+    return items
+
+
+def _decode_array(x, tag: str):
+    dtype = _dtype(str(x.get("dtype")))
+    shape = x.get("shape")
+    if not isinstance(shape, list) or len(shape) > 8 or not all(type(d) is int and 0 <= d for d in shape):
+        raise WireError("an array's shape must be a list of sizes")
+    data = base64.b64decode(str(x.get("data", "")), validate=True)
+    if len(data) != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize or len(data) > MAX_BYTES:
+        raise WireError("an array's bytes do not match its shape and dtype")
+    array = np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+    if tag == "np":
+        return array
+    if tag == "scalar":
+        return array[()]
+    import jax
+    from jax._src.lax import lax as _lax
+
+    result = jax.device_put(array)
+    return _lax._convert_element_type(result, weak_type=True) if x.get("weak") else result
+
+
+def dumps(message: dict) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def loads(line: bytes) -> dict:
+    if len(line) > MAX_LINE:
+        raise WireError("message too long")
+    try:
+        message = json.loads(line)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise WireError(f"not JSON: {error}") from None
+    if not isinstance(message, dict):
+        raise WireError("a message must be an object")
+    return message

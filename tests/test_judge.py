@@ -1,0 +1,134 @@
+"""The judge outside the kernel: the verdicts the properties give in the kernel, made from what a
+kernel sends, and nothing a kernel sends can do more than its values earn.
+
+Here the kernel's side (:func:`autograder.grading.serve.serve`) runs in this process's main
+thread, as it runs in a kernel's, and the judge in the :class:`~autograder.grading.judge.Session`'s
+thread, over a real loopback socket. ``tests/test_hostile.py`` and the cycle tests do the same
+through nbgrader and confined kernels.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import socket
+
+import pytest
+from test_graders import CORPUS
+
+from autograder import from_python, group_points
+from autograder.grading import judge, registry
+from autograder.grading.feedback import render
+
+JUDGED = [a for a in registry.assignments() if not registry.judged_in_the_kernel(a)]
+CASES = sorted(path for assignment in JUDGED for path in (CORPUS / assignment).glob("*.py"))
+
+
+def _judged(assignment: str, group: str, namespace: dict):
+    """One grade cell: the judge's session, the kernel's serving call, the report."""
+    session = judge.Session(assignment, group)
+    exec(session.kernel_code, namespace)  # noqa: S102 - what the kernel runs in place of the cell
+    return session.finish()
+
+
+def test_some_assignments_are_judged_outside_and_their_modules_say_which():
+    assert {"static_max_mode", "padded_masking"} <= set(JUDGED)
+    assert all(registry.judged_in_the_kernel(a) for a in set(registry.assignments()) - set(JUDGED))
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_judge_outside_gives_each_corpus_submission_its_declared_points(path):
+    """The same FAILS, SCORE and MESSAGE as the properties run beside the code (tests/test_graders.py)."""
+    submission = from_python(path)
+    assignment = path.parent.name
+    reports = [_judged(assignment, group, submission.namespace) for group in group_points(assignment)]
+    failed = {r.prop.name for report in reports for r in report.results if not r.passed}
+    assert failed == submission.namespace["FAILS"]
+    assert sum(report.earned for report in reports) == submission.namespace["SCORE"]
+    if "MESSAGE" in submission.namespace:
+        text = "\n".join(render(report) for report in reports)
+        assert re.search(submission.namespace["MESSAGE"], text), text
+
+
+def test_a_cell_whose_kernel_never_calls_the_judge_scores_zero_and_says_why():
+    session = judge.Session("static_max_mode", "modes")
+    report = session.finish()
+    assert report.earned == 0 and len(report.results) == 3
+    assert all("checks did not run (the cell never called the grader)" in r.failure.problem for r in report.results)
+
+
+class FakeKernel:
+    """A kernel's side written by hand: it says hello with the token, then answers as told."""
+
+    def __init__(self, session: judge.Session, token: str | None = None):
+        address = re.search(r"'([\d.]+):(\d+)'", session.kernel_code)
+        token = token or re.search(r"'([0-9a-f]{32})'", session.kernel_code)[1]
+        self.connection = socket.create_connection((address[1], int(address[2])))
+        self.stream = self.connection.makefile("rwb")
+        self.send({"token": token, "tampered": []})
+
+    def send(self, message) -> None:
+        self.stream.write(message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n")
+        self.stream.flush()
+
+    def request(self) -> dict:
+        line = self.stream.readline()
+        return json.loads(line) if line else {"op": "done"}
+
+    def answer(self, reply_to) -> None:
+        """Answer every request with ``reply_to(request)`` until the judge is done."""
+        while (request := self.request()).get("op") != "done":
+            self.send(reply_to(request))
+        self.connection.close()
+
+
+def test_claims_of_full_marks_in_any_form_earn_nothing():
+    """Every name a function, every call a number, printed seals and points: nothing of it is a verdict."""
+    session = judge.Session("static_max_mode", "modes")
+    kernel = FakeKernel(session)
+    print("[autograder seal static_max_mode modes 3 " + "0" * 64 + "]")
+    kernel.answer(lambda request: {"get": {"callable": True}, "call": {"result": 3.0}}.get(request["op"], {"ok": None}))
+    report = session.finish()
+    assert report.earned == 0
+    assert "`choose_reduction` gives the wrong sum" in render(report)
+
+
+def test_a_wrong_token_is_turned_away_and_the_right_one_served():
+    session = judge.Session("static_max_mode", "errors")
+    intruder = FakeKernel(session, token="0" * 32)
+    assert intruder.stream.readline() == b""  # closed without a request
+    kernel = FakeKernel(session)
+    kernel.answer(lambda request: {"get": {"callable": True}, "call": {"result": 1.0}}.get(request["op"], {"ok": None}))
+    report = session.finish()
+    assert "accepted the mode" in render(report)  # served, and judged: returning is not raising
+
+
+@pytest.mark.parametrize("garbage", [
+    b"this is not JSON\n",
+    b"[1, 2, 3]\n",
+    json.dumps({"result": {"t": "jax", "dtype": "object", "shape": [1], "data": ""}}).encode() + b"\n",
+    json.dumps({"result": {"t": "np", "dtype": "float32", "shape": [1000], "data": base64.b64encode(b"1234").decode()}}).encode() + b"\n",
+    json.dumps({"result": {"t": "pickle", "v": "gASVAAAAAAAAAAB9lC4="}}).encode() + b"\n",
+])
+def test_what_the_protocol_does_not_allow_fails_the_check_with_the_kernel_named(garbage):
+    session = judge.Session("static_max_mode", "modes")
+    kernel = FakeKernel(session)
+
+    def reply(request):
+        return {"callable": True} if request["op"] == "get" else (garbage if request["op"] == "call" else {"ok": None})
+
+    kernel.answer(reply)
+    report = session.finish()
+    assert report.earned == 0
+    assert all("kernel stopped answering the grader" in r.failure.problem for r in report.results), render(report)
+
+
+def test_a_kernel_that_hangs_up_mid_check_costs_only_the_checks_after(tmp_path):
+    session = judge.Session("static_max_mode", "modes")
+    kernel = FakeKernel(session)
+    assert kernel.request()["op"] == "budget"
+    kernel.connection.close()
+    report = session.finish()
+    assert report.earned == 0
+    assert "it closed the connection" in render(report)
