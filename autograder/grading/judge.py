@@ -33,6 +33,7 @@ from autograder.grading.grade import run_group
 from autograder.grading.limits import WALL_SECONDS, PropertyTimeout
 from autograder.grading.registry import properties_of
 from autograder.grading.results import CallRaised, GroupReport, PropertyFailure, PropertyResult
+from autograder.grading.submission import STAGES
 
 log = logging.getLogger(__name__)
 
@@ -176,12 +177,22 @@ class RemoteSubmission:
         return value
 
     def call(self, name: str, *args, **kwargs):
-        reply = self._call(name, args, kwargs)
+        return self._returned(name, args, kwargs)
+
+    def call_staged(self, stage: str, name: str, *args, **kwargs):
+        if stage not in STAGES:
+            raise ValueError(f"no stage {stage!r}; the stages are {', '.join(STAGES)}")
+        return self._returned(name, args, kwargs, stage)
+
+    def _returned(self, name: str, args: tuple, kwargs: dict, stage: str | None = None):
+        """What the call returned; what it raised, as :class:`CallRaised`."""
+        reply = self._call(name, args, kwargs, stage)
         if "raised" in reply:
             types, description = _raised(reply["raised"])
+            error_name = types[0][1].rsplit(".", 1)[-1]
             raise CallRaised(
-                f"`{name}` raised {types[0][1].rsplit('.', 1)[-1]}: {description}",
-                error_type=_error_type(types), example=render.call(name, args, kwargs),
+                f"`{name}` raised {error_name}: {description}", error_type=_error_type(types),
+                error_name=error_name, example=render.call(name, args, kwargs),
             )
         return self._decode(reply.get("result"))
 
@@ -197,14 +208,14 @@ class RemoteSubmission:
             example=render.call(name, args, kwargs),
         )
 
-    def _call(self, name: str, args: tuple, kwargs: dict) -> dict:
+    def _call(self, name: str, args: tuple, kwargs: dict, stage: str | None = None) -> dict:
         import jax
 
         from autograder.kit.traces import active_logs
 
         logs = active_logs()
         reply = self.ask({
-            "op": "call", "name": name,
+            "op": "call", "name": name, "stage": stage,
             "args": [wire.encode(a) for a in args],
             "kwargs": {key: wire.encode(value) for key, value in kwargs.items()},
             "observe": sorted({log.EVENT for log in logs}),

@@ -31,9 +31,12 @@ class CallRaised(PropertyFailure):
     """A student's function raised while a property called it (the problem names the call;
     ``error_type`` is the class of what it raised)."""
 
-    def __init__(self, problem: str, *, error_type: type = Exception, **parts):
+    def __init__(self, problem: str, *, error_type: type = Exception, error_name: str = "", **parts):
         super().__init__(problem, **parts)
         self.error_type = error_type
+        #: The name of the class of what was raised (``error_type`` may be a base of it, where the
+        #: class lives only in the process that ran the call).
+        self.error_name = error_name or error_type.__name__
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ runs a grade cell of an assignment judged outside the kernel as one call of :fun
 kernel connects to the judge (:mod:`autograder.grading.judge`), proves it is the kernel the
 judge is waiting for with the token it was sent, and then answers requests until the judge is
 done: look a name up, call a function of the notebook with the judge's arguments (under JAX's
-trace and compile listeners, op by op if asked, within the property's time budget), clear a
+trace and compile listeners, op by op or through ``jax.jit`` or ``jax.make_jaxpr`` if asked, within
+the property's time budget), clear a
 function's cache. Each reply carries the raw result (:mod:`autograder.grading.wire`), the
 events observed during the call, and the names of any grading object the notebook replaced
 (:func:`autograder.grading.integrity.tampered`).
@@ -26,7 +27,7 @@ from autograder.grading.integrity import tampered
 from autograder.grading.limits import PropertyTimeout, full_budget, time_limit
 from autograder.grading.quiet import quiet
 from autograder.grading.results import PropertyFailure
-from autograder.grading.submission import Submission, describe_error
+from autograder.grading.submission import STAGES, Submission, describe_error
 from autograder.kit.compiles import CompileLog
 from autograder.kit.traces import TraceLog, clear_cache_of
 
@@ -95,6 +96,8 @@ class Agent:
     def _call(self, request: dict) -> dict:
         name = str(request["name"])
         fn = self.submission.function(name)
+        if request.get("stage") is not None:
+            fn = STAGES[str(request["stage"])](fn)
         args = [wire.decode(a) for a in request.get("args", [])]
         kwargs = {str(k): wire.decode(v) for k, v in request.get("kwargs", {}).items()}
         if min(self.left.values()) <= 0:

@@ -61,7 +61,14 @@ class Submission:
 
     def call(self, name: str, *args, **kwargs):
         """Call a student function; any exception it raises becomes a failure naming the call."""
-        fn = self.function(name)
+        return self._call(name, self.function(name), args, kwargs)
+
+    def call_staged(self, stage: str, name: str, *args, **kwargs):
+        """Call a student function the way one of JAX's transformations would (a :data:`STAGES`
+        name: ``"jit"``, ``"make_jaxpr"``), as :meth:`call` does: every argument traced."""
+        return self._call(name, STAGES[stage](self.function(name)), args, kwargs)
+
+    def _call(self, name: str, fn, args: tuple, kwargs: dict):
         try:
             return fn(*args, **kwargs)
         except PropertyFailure:
@@ -86,6 +93,22 @@ class Submission:
                 example=render.call(name, args, kwargs),
             ) from None
         return None
+
+
+def _jit(fn):
+    import jax
+
+    return jax.jit(fn)
+
+
+def _make_jaxpr(fn):
+    import jax
+
+    return jax.make_jaxpr(fn)
+
+
+#: The transformations :meth:`Submission.call_staged` applies to a student's function before the call.
+STAGES = {"jit": _jit, "make_jaxpr": _make_jaxpr}
 
 
 _STATIC_PATH = re.compile(r"passed to the function at path (\w+)")

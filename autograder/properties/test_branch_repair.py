@@ -12,10 +12,6 @@ from autograder.kit import (
     float32_values, op_by_op, prop, render, scalar, signature_of,
 )
 
-#: Judged in the kernel, beside the student's code, until its properties are ported to the judge outside
-#: it (autograder/grading/judge.py): some stage or inject code in the kernel's own process.
-JUDGED_IN_THE_KERNEL = True
-
 
 #: Gains exactly representable in float32, so a Python float and a 0-d float32
 #: array always agree about ``gain > 1``. The boundary 1.0 has its own property.
@@ -67,7 +63,7 @@ def _check_repaired(submission, values: np.ndarray, gain: float) -> None:
     "jit `gain` is a tracer, and Python cannot turn a tracer into True or False.",
 )
 def test_broken_branch_fails_under_jit(submission):
-    broken = submission.function("broken_branch")
+    submission.function("broken_branch")
 
     @VALUES
     @given(values=_VALUES, gain=_GAINS)
@@ -87,12 +83,12 @@ def test_broken_branch_fails_under_jit(submission):
     gain = jax.device_put(np.float32(2.0))
     call = render.call("jax.jit(broken_branch)", (values, gain))
     try:
-        jax.jit(broken)(values, gain)
-    except jax.errors.TracerBoolConversionError:
-        return
-    except Exception as error:
+        submission.call_staged("jit", "broken_branch", values, gain)
+    except CallRaised as failure:
+        if issubclass(failure.error_type, jax.errors.TracerBoolConversionError):
+            return
         raise PropertyFailure(
-            f"`{call}` raised {type(error).__name__}, not the TracerBoolConversionError of a Python `if` on a tracer.",
+            f"`{call}` raised {failure.error_name}, not the TracerBoolConversionError of a Python `if` on a tracer.",
             example=call,
         ) from None
     raise PropertyFailure(
@@ -127,7 +123,7 @@ def test_repaired_matches_branch(submission):
     # whole, inside another trace, must not need a concrete gain.
     values, gain = jax.device_put(np.arange(8, dtype=np.float32)), jax.device_put(np.float32(2.0))
     try:
-        jax.make_jaxpr(lambda v, g: submission.call("repaired", v, g))(values, gain)
+        submission.call_staged("make_jaxpr", "repaired", values, gain)
     except CallRaised as failure:
         if not issubclass(failure.error_type, jax.errors.ConcretizationTypeError):
             return  # e.g. compiled ahead of time, which no trace can enter: nothing Python decides

@@ -216,6 +216,10 @@ fake.grade = lambda assignment, group, namespace: {"failure": 1, "repair": 3, "t
 sys.modules["autograder"] = fake
 '''
 
+#: The same, against an assignment still judged in the kernel, where the seal is what defeats it.
+FAKE_MODULE_FOR_LOOPS = FAKE_MODULE.replace(
+    '{"failure": 1, "repair": 3, "traces": 2}', '{"rolled": 2, "counting": 2, "pytree": 2}')
+
 WRONG_REDUCTION = '''
 def choose_reduction(values, mode):
     return jnp.float32(0.0)
@@ -585,10 +589,17 @@ CORPUS = (
         zero(SMM), feedback=r"relies on \(`jax\._src\.monitoring\._event_duration_secs_listeners`\)",
     ),
     Hostile(
-        # Named in the brief as a known gap; the seal (autograder/confinement/seal.py) now defeats it.
+        # Named in the brief as a known gap; once defeated by the seal, now by the judge outside the
+        # kernel: the fake `grade` is never what scores a cell, the stubs earn nothing, and the kernel
+        # reports the replaced module.
         "fake-autograder-module", BR,
         stub("broken_branch", "show_failure", "repaired_branch") + (insert_after("imports", FAKE_MODULE),),
-        zero(BR), feedback=r"GradingTampered: this graded cell's result did not come from the course's grader",
+        zero(BR), feedback=r"Tampering: the notebook replaced objects the grader relies on \(`autograder\.GroupReport`",
+    ),
+    Hostile(
+        "fake-autograder-module-in-kernel", LP,
+        stub("rolled", "count_equations", "quantise_jitted") + (insert_after("imports", FAKE_MODULE_FOR_LOOPS),),
+        zero(LP), feedback=r"GradingTampered: this graded cell's result did not come from the course's grader",
     ),
     Hostile(
         # The kernel's display of a number is nothing to the judge, which writes each cell's points
