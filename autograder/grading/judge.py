@@ -133,17 +133,20 @@ class RemoteSubmission:
     elsewhere: the same methods, each call a request to the kernel. A name that holds data
     arrives as its value; a function, as a :class:`RemoteFunction`."""
 
-    def __init__(self, channel: Channel, kernel_tampered: list[str], label: str = "the notebook"):
+    def __init__(self, channel: Channel, label: str = "the notebook"):
         self.channel = channel
         self.label = label
         self.memo: dict = {}
-        self._tampered = _names(kernel_tampered)
+        self._tampered: list[str] = []
 
     # How a property runs against this submission (grade.run_group).
     quiet = staticmethod(contextlib.nullcontext)  # the kernel keeps its own output quiet
 
     def tampered(self) -> list[str]:
-        """The grading objects the notebook replaced in its kernel, as the kernel last said."""
+        """The grading objects the notebook replaced in its kernel, as the kernel says (as it last
+        said, once it no longer answers: its checks have failed for that already)."""
+        with contextlib.suppress(KernelGone):
+            self._tampered = _names(self.ask({"op": "tampered"}).get("tampered", []))
         return self._tampered
 
     @contextlib.contextmanager
@@ -154,8 +157,6 @@ class RemoteSubmission:
 
     def ask(self, request: dict) -> dict:
         reply = self.channel.ask(request)
-        if "tampered" in reply:
-            self._tampered = _names(reply["tampered"])
         if "failure" in reply:
             raise PropertyFailure(**_failure_parts(reply["failure"]))
         if "timeout" in reply:
@@ -299,7 +300,7 @@ class Session:
             hello = self._accept()
             if hello is None:
                 return
-            submission = RemoteSubmission(self._channel, hello.get("tampered", []))
+            submission = RemoteSubmission(self._channel)
             self._report = run_group(self.assignment, self.group, submission)
         except Exception as error:  # noqa: BLE001 - a fault of the judge must not stop nbgrader's batch
             log.exception("autograder: the judge of %s/%s failed", self.assignment, self.group)

@@ -8,8 +8,8 @@ done: look a name up, call a function of the notebook with the judge's arguments
 trace and compile listeners, op by op or through ``jax.jit`` or ``jax.make_jaxpr`` if asked, within
 the property's time budget), clear a
 function's cache. Each reply carries the raw result (:mod:`autograder.grading.wire`), the
-events observed during the call, and the names of any grading object the notebook replaced
-(:func:`autograder.grading.integrity.tampered`).
+events observed during the call. Asked, it names the grading objects the notebook replaced
+(:func:`autograder.grading.integrity.tampered`), before and after each group as in the kernel.
 
 No property, reference answer, expected value, key or verdict is ever in the kernel: the
 property modules of such assignments are not imported here, and nothing the kernel sends can
@@ -41,8 +41,7 @@ def serve(assignment: str, group: str, namespace: dict, address: str, token: str
         connection.settimeout(None)
         stream = connection.makefile("rwb")
         agent = Agent(Submission(namespace))
-        stream.write(wire.dumps({"token": token, "assignment": assignment, "group": group,
-                                 "tampered": tampered()}))
+        stream.write(wire.dumps({"token": token, "assignment": assignment, "group": group}))
         stream.flush()
         while True:
             line = stream.readline(wire.MAX_LINE + 1)
@@ -72,6 +71,8 @@ class Agent:
             if op == "budget":  # a new property starts: its own time budgets
                 self.left = full_budget()
                 return {"ok": None}
+            if op == "tampered":  # asked before and after a group, as grade.run_group asks here
+                return {"tampered": tampered()}
             if op == "get":
                 return self._get(str(request["name"]))
             if op == "call":
@@ -79,9 +80,9 @@ class Agent:
             if op == "clear_cache":
                 with quiet():
                     clear_cache_of(self.submission.function(str(request["name"])))
-                return {"ok": None, "tampered": tampered()}
+                return {"ok": None}
         except PropertyFailure as failure:
-            return {"failure": _failure(failure), "tampered": tampered()}
+            return {"failure": _failure(failure)}
         except (KeyError, TypeError, ValueError) as error:
             return {"error": f"bad request: {error}"}
         return {"error": f"unknown request {op!r}"}
@@ -113,7 +114,7 @@ class Agent:
             try:
                 result = self._timed(fn, args, kwargs)
             except PropertyTimeout as timeout:
-                return {"timeout": str(timeout), "tampered": tampered()}
+                return {"timeout": str(timeout)}
             except Exception as error:  # noqa: BLE001 - student code may raise anything: described, not judged
                 reply["raised"] = {
                     "types": [[c.__module__, c.__qualname__] for c in type(error).__mro__],
@@ -123,7 +124,6 @@ class Agent:
                 reply["result"] = wire.encode(result)
         # The logs closed above: a listener removed by the notebook's code has raised its failure by now.
         reply["events"] = {event: list(log.names) for event, log in observed.items()}
-        reply["tampered"] = tampered()
         return reply
 
     def _timed(self, fn, args, kwargs):

@@ -342,7 +342,7 @@ def serve(assignment, group, namespace, address, token):
     host, port = address.rsplit(":", 1)
     with socket.create_connection((host, int(port))) as connection:
         stream = connection.makefile("rwb")
-        stream.write(json.dumps({"token": token, "tampered": []}).encode() + b"\\n")
+        stream.write(json.dumps({"token": token}).encode() + b"\\n")
         stream.flush()
         try:  # the same token on a second connection, with replies of its own
             second = socket.create_connection((host, int(port)), timeout=2)
@@ -379,7 +379,6 @@ _serve.tampered = lambda: []  # what serve reports of the grading objects replac
 
 def _claim(self, request):
     reply = _answer(self, request)
-    reply["tampered"] = []
     if "raised" in reply:
         reply["raised"]["types"] = [["builtins", "ValueError"], ["builtins", "Exception"]]
     return reply
