@@ -39,7 +39,11 @@ def _grade(path: Path):
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_submission_loses_exactly_what_it_breaks(path):
-    submission, reports = _grade(path)
+    assert_as_declared(*_grade(path))
+
+
+def assert_as_declared(submission, reports) -> None:
+    """The corpus file's reports fail exactly its FAILS, earn its SCORE and show its MESSAGE."""
     failed = {r.prop.name for report in reports for r in report.results if not r.passed}
     assert failed == submission.namespace["FAILS"]
     assert sum(report.earned for report in reports) == submission.namespace["SCORE"]

@@ -15,7 +15,7 @@ import re
 import socket
 
 import pytest
-from test_graders import CORPUS
+from test_graders import CORPUS, assert_as_declared
 
 from autograder import from_python, group_points
 from autograder.grading import judge, registry
@@ -42,13 +42,8 @@ def test_the_judge_outside_gives_each_corpus_submission_its_declared_points(path
     """The same FAILS, SCORE and MESSAGE as the properties run beside the code (tests/test_graders.py)."""
     submission = from_python(path)
     assignment = path.parent.name
-    reports = [_judged(assignment, group, submission.namespace) for group in group_points(assignment)]
-    failed = {r.prop.name for report in reports for r in report.results if not r.passed}
-    assert failed == submission.namespace["FAILS"]
-    assert sum(report.earned for report in reports) == submission.namespace["SCORE"]
-    if "MESSAGE" in submission.namespace:
-        text = "\n".join(render(report) for report in reports)
-        assert re.search(submission.namespace["MESSAGE"], text), text
+    assert_as_declared(submission, [_judged(assignment, group, submission.namespace)
+                                    for group in group_points(assignment)])
 
 
 def test_a_cell_whose_kernel_never_calls_the_judge_scores_zero_and_says_why():

@@ -33,7 +33,7 @@ from autograder.grading.grade import run_group
 from autograder.grading.limits import WALL_SECONDS, PropertyTimeout
 from autograder.grading.registry import properties_of
 from autograder.grading.results import CallRaised, GroupReport, PropertyFailure, PropertyResult
-from autograder.grading.submission import STAGES
+from autograder.grading.submission import STAGES, Submission
 
 log = logging.getLogger(__name__)
 
@@ -128,12 +128,12 @@ class RemoteFunction:
         return f"<the notebook's {self.name}>"
 
 
-class RemoteSubmission:
+class RemoteSubmission(Submission):
     """The :class:`~autograder.grading.submission.Submission` of a notebook whose kernel runs
     elsewhere: the same methods, each call a request to the kernel. A name that holds data
-    arrives as its value; a function, as a :class:`RemoteFunction`."""
+    arrives as its value; a function, as a :class:`RemoteFunction`. There is no ``namespace``."""
 
-    def __init__(self, channel: Channel, label: str = "the notebook"):
+    def __init__(self, channel: Channel, label: str = "the notebook"):  # noqa: D107 - no namespace here
         self.channel = channel
         self.label = label
         self.memo: dict = {}
@@ -171,12 +171,6 @@ class RemoteSubmission:
             return RemoteFunction(self, name)
         return self._decode(reply.get("value"))
 
-    def function(self, name: str):
-        value = self.get(name)
-        if not callable(value):
-            raise PropertyFailure(f"`{name}` should be a function, but it is {render.kind(value)}.")
-        return value
-
     def call(self, name: str, *args, **kwargs):
         return self._returned(name, args, kwargs)
 
@@ -187,7 +181,7 @@ class RemoteSubmission:
 
     def _returned(self, name: str, args: tuple, kwargs: dict, stage: str | None = None):
         """What the call returned; what it raised, as :class:`CallRaised`."""
-        reply = self._call(name, args, kwargs, stage)
+        reply = self._request_call(name, args, kwargs, stage)
         if "raised" in reply:
             types, description = _raised(reply["raised"])
             error_name = types[0][1].rsplit(".", 1)[-1]
@@ -198,7 +192,7 @@ class RemoteSubmission:
         return self._decode(reply.get("result"))
 
     def raises(self, expected: type[BaseException], name: str, *args, **kwargs) -> BaseException | None:
-        reply = self._call(name, args, kwargs)
+        reply = self._request_call(name, args, kwargs)
         if "raised" not in reply:
             return None
         types, description = _raised(reply["raised"])
@@ -209,7 +203,7 @@ class RemoteSubmission:
             example=render.call(name, args, kwargs),
         )
 
-    def _call(self, name: str, args: tuple, kwargs: dict, stage: str | None = None) -> dict:
+    def _request_call(self, name: str, args: tuple, kwargs: dict, stage: str | None = None) -> dict:
         import jax
 
         from autograder.kit.traces import active_logs
