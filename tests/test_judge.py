@@ -129,3 +129,57 @@ def test_a_kernel_that_hangs_up_mid_check_costs_only_the_checks_after(tmp_path):
     report = session.finish()
     assert report.earned == 0
     assert "it closed the connection" in render(report)
+
+
+
+WEIRD = '''
+import jax, jax.numpy as jnp
+
+
+class Weird:
+    """Every attribute looked at raises."""
+
+    def __getattribute__(self, name):
+        raise RuntimeError("look away")
+
+
+def choose_reduction(values, mode):
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(mode)
+    return Weird()
+
+
+choose = jax.jit(choose_reduction, static_argnames="mode")
+
+
+def pad_batch(values, size):
+    values = jnp.asarray(values, jnp.float32)
+    return jnp.zeros(size, jnp.float32).at[: values.shape[0]].set(values), jnp.arange(size) < values.shape[0]
+
+
+class MaskedScore:
+    """A jitted function whose clear_cache raises."""
+
+    def __init__(self):
+        self.jitted = jax.jit(lambda values, mask: jnp.sum(jnp.where(mask, (values + 1.0) ** 2, 0.0)))
+
+    def __call__(self, values, mask):
+        return self.jitted(values, mask)
+
+    def clear_cache(self):
+        raise RuntimeError("no clearing here")
+
+
+masked_score = MaskedScore()
+'''
+
+
+def test_objects_that_raise_when_looked_at_cost_only_their_own_checks():
+    namespace: dict = {}
+    exec(WEIRD, namespace)  # noqa: S102 - a submission
+    modes = _judged("static_max_mode", "modes", namespace)
+    assert [r.passed for r in modes.results] == [False] * 3
+    assert all("an object that cannot be looked at" in r.failure.problem for r in modes.results), render(modes)
+    traces, objective = (_judged("padded_masking", group, namespace) for group in ("traces", "objective"))
+    assert "The check stopped with RuntimeError: no clearing here" in render(traces)
+    assert objective.earned == 3  # the kernel served on: a student's clear_cache failed one check, no more

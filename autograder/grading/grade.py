@@ -72,7 +72,7 @@ def _run_one(prop, submission) -> PropertyFailure | None:
     except RecursionError:
         return PropertyFailure("The notebook's code recursed without end (RecursionError).")
     except Exception as error:  # one property's crash must not stop the others
-        return _as_failure(error)
+        return as_failure(error)
     return None
 
 
@@ -84,8 +84,8 @@ def _tampering(replaced: list[str]) -> PropertyFailure:
     )
 
 
-def _as_failure(error: BaseException) -> PropertyFailure:
-    """Find the student-facing failure inside whatever hypothesis or JAX raised."""
+def as_failure(error: BaseException) -> PropertyFailure:
+    """Find the student-facing failure inside whatever hypothesis or JAX raised (else say what stopped the check)."""
     found = _find_failure(error)
     if found is not None:
         return found

@@ -133,7 +133,7 @@ class RemoteSubmission(Submission):
     elsewhere: the same methods, each call a request to the kernel. A name that holds data
     arrives as its value; a function, as a :class:`RemoteFunction`. There is no ``namespace``."""
 
-    def __init__(self, channel: Channel, label: str = "the notebook"):  # noqa: D107 - no namespace here
+    def __init__(self, channel: Channel, label: str = "the notebook"):  # no namespace: Submission.__init__ is not for it
         self.channel = channel
         self.label = label
         self.memo: dict = {}

@@ -23,6 +23,7 @@ import socket
 import time
 
 from autograder.grading import wire
+from autograder.grading.grade import as_failure
 from autograder.grading.integrity import tampered
 from autograder.grading.limits import PropertyTimeout, full_budget, time_limit
 from autograder.grading.quiet import quiet
@@ -78,8 +79,12 @@ class Agent:
             if op == "call":
                 return self._call(request)
             if op == "clear_cache":
-                with quiet():
-                    clear_cache_of(self.submission.function(str(request["name"])))
+                fn = self.submission.function(str(request["name"]))
+                try:
+                    with quiet():
+                        clear_cache_of(fn)
+                except Exception as error:  # noqa: BLE001 - a student's clear_cache: that property alone fails
+                    return {"failure": _failure(as_failure(error))}
                 return {"ok": None}
         except PropertyFailure as failure:
             return {"failure": _failure(failure)}

@@ -53,7 +53,14 @@ def _dtype(name: str):
 
 
 def encode(x, depth: int = 0):
-    """A JSON-able form of ``x`` (see the module doc)."""
+    """A JSON-able form of ``x`` (see the module doc); whatever ``x`` does when looked at."""
+    try:
+        return _encode(x, depth)
+    except Exception:  # noqa: BLE001 - a student's object may raise anything from any attribute
+        return {"t": "described", "kind": "an object that cannot be looked at", "text": "?"}
+
+
+def _encode(x, depth: int):
     if depth > MAX_DEPTH:
         return _described(x)
     if x is None or isinstance(x, (bool, str)):
