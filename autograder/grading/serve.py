@@ -106,7 +106,7 @@ class Agent:
             fn = STAGES[str(request["stage"])](fn)
         args = [wire.decode(a) for a in request.get("args", [])]
         kwargs = {str(k): wire.decode(v) for k, v in request.get("kwargs", {}).items()}
-        if min(self.left.values()) <= 0:
+        if self.left and min(self.left.values()) <= 0:  # no budgets where the platform has no interval timers
             return {"timeout": self._spent_text()}
         reply: dict = {}
         with quiet(), contextlib.ExitStack() as stack:
@@ -121,10 +121,7 @@ class Agent:
             except PropertyTimeout as timeout:
                 return {"timeout": str(timeout)}
             except Exception as error:  # noqa: BLE001 - student code may raise anything: described, not judged
-                reply["raised"] = {
-                    "types": [[c.__module__, c.__qualname__] for c in type(error).__mro__],
-                    "description": describe_error(error),
-                }
+                reply["raised"] = _raised(error)
             else:
                 reply["result"] = wire.encode(result)
         # The logs closed above: a listener removed by the notebook's code has raised its failure by now.
@@ -144,6 +141,16 @@ class Agent:
     def _spent_text(self) -> str:
         kind = min(self.left, key=self.left.get)
         return f"used up its {full_budget()[kind]:g} s of {kind} time"
+
+
+def _raised(error: Exception) -> dict:
+    """What a call raised: its classes, and the sentence :func:`describe_error` makes of it."""
+    try:
+        description = describe_error(error)
+    except Exception:  # noqa: BLE001 - a student's exception whose message itself raises
+        description = "(its message could not be read)"
+    return {"types": [[str(c.__module__), str(c.__qualname__)] for c in type(error).__mro__],
+            "description": description}
 
 
 def _failure(failure: PropertyFailure) -> dict:
