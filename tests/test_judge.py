@@ -13,6 +13,7 @@ import base64
 import json
 import re
 import socket
+import time
 
 import pytest
 from test_graders import CORPUS, assert_as_declared
@@ -183,3 +184,20 @@ def test_objects_that_raise_when_looked_at_cost_only_their_own_checks():
     traces, objective = (_judged("padded_masking", group, namespace) for group in ("traces", "objective"))
     assert "The check stopped with RuntimeError: no clearing here" in render(traces)
     assert objective.earned == 3  # the kernel served on: a student's clear_cache failed one check, no more
+
+
+def test_connections_that_say_nothing_do_not_hold_up_the_kernel():
+    """Any process may find the session's port; a hundred silent connections (more than wait at
+    once) must not delay the kernel's hello by even one hello's timeout."""
+    session = judge.Session("static_max_mode", "errors")
+    address = re.search(r"'([\d.]+):(\d+)'", session.kernel_code)
+    silent = [socket.create_connection((address[1], int(address[2]))) for _ in range(100)]
+    namespace = from_python(CORPUS / "static_max_mode" / "correct.py").namespace
+    started = time.monotonic()
+    exec(session.kernel_code, namespace)  # noqa: S102 - the kernel's serving call
+    report = session.finish()
+    waited = time.monotonic() - started
+    for connection in silent:
+        connection.close()
+    assert report.earned == 1
+    assert waited < judge._HELLO_SECONDS

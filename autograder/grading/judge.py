@@ -24,9 +24,11 @@ import builtins
 import contextlib
 import logging
 import secrets
+import selectors
 import socket
 import sys
 import threading
+import time
 
 from autograder.grading import render, wire
 from autograder.grading.grade import run_group
@@ -39,8 +41,9 @@ log = logging.getLogger(__name__)
 
 #: Seconds a kernel may take to answer one request: a call within its budget, and then some.
 REPLY_SECONDS = WALL_SECONDS + 20.0
-#: Seconds a connecting kernel has to say who it is.
+#: Seconds a connecting kernel has to say who it is, and how many may be saying it at once.
 _HELLO_SECONDS = 5.0
+_PENDING = 64
 _POLL_SECONDS = 0.1
 #: Seconds the preprocessor waits for the judge to write its report once the cell has run.
 _FINISH_SECONDS = 30.0
@@ -259,6 +262,14 @@ def _error_type(types: list[list[str]]) -> type:
     return Exception
 
 
+def _drop(connection: socket.socket, selector, pending: dict) -> None:
+    pending.pop(connection, None)
+    with contextlib.suppress(KeyError, ValueError, OSError):
+        selector.unregister(connection)
+    with contextlib.suppress(OSError):
+        connection.close()
+
+
 class Session:
     """One grade cell judged in this process while its kernel serves calls (see the module doc).
 
@@ -306,27 +317,71 @@ class Session:
                 self._listener.close()
 
     def _accept(self) -> dict | None:
-        """The kernel's hello, once a connection brings this session's token; None if the cell ends first."""
-        while not self._cell_ended.is_set():
-            try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return None
-            channel = Channel(connection)
-            connection.settimeout(_HELLO_SECONDS)
-            try:
-                hello = wire.loads(channel.stream.readline(wire.MAX_LINE + 1))
-            except (OSError, wire.WireError):
-                hello = {}
-            if secrets.compare_digest(str(hello.get("token", "")), self._token):
-                connection.settimeout(REPLY_SECONDS)
-                self._channel = channel
-                self._listener.close()  # one kernel per session
-                return hello
-            channel.close()
-        return None
+        """The kernel's hello, once a connection brings this session's token; None if the cell ends first.
+
+        Connections are read side by side, never one after another: any process on the machine
+        can find the port (``/proc/net/tcp``), and one that connects and says nothing must not
+        hold up the kernel behind it. An unfinished hello is dropped after :data:`_HELLO_SECONDS`,
+        and at most :data:`_PENDING` wait at once (the oldest goes first)."""
+        pending: dict[socket.socket, list] = {}  # connection -> [what it sent so far, its deadline]
+        selector = selectors.DefaultSelector()
+        try:
+            selector.register(self._listener, selectors.EVENT_READ)
+            while not self._cell_ended.is_set():
+                for key, _ in selector.select(_POLL_SECONDS):
+                    if key.fileobj is self._listener:
+                        self._take(selector, pending)
+                        continue
+                    hello = self._read_hello(key.fileobj, selector, pending)
+                    if hello is not None:
+                        return hello
+                now = time.monotonic()
+                for connection in [c for c, (_, deadline) in pending.items() if deadline < now]:
+                    _drop(connection, selector, pending)
+            return None
+        except (OSError, ValueError):
+            return None  # the listener closed under us (a closed socket's fd is -1): the cell has ended
+        finally:
+            for connection in list(pending):
+                _drop(connection, selector, pending)
+            selector.close()
+
+    def _take(self, selector, pending) -> None:
+        connection, _ = self._listener.accept()
+        connection.setblocking(False)
+        if len(pending) >= _PENDING:
+            _drop(next(iter(pending)), selector, pending)
+        pending[connection] = [b"", time.monotonic() + _HELLO_SECONDS]
+        selector.register(connection, selectors.EVENT_READ)
+
+    def _read_hello(self, connection, selector, pending) -> dict | None:
+        try:
+            data = connection.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            return None
+        except OSError:
+            data = b""
+        sent = pending[connection][0] + data
+        pending[connection][0] = sent
+        if not data or (b"\n" not in sent and len(sent) > 4096):
+            _drop(connection, selector, pending)
+            return None
+        if b"\n" not in sent:
+            return None
+        try:
+            hello = wire.loads(sent.split(b"\n", 1)[0])
+        except wire.WireError:
+            hello = {}
+        if not secrets.compare_digest(str(hello.get("token", "")), self._token):
+            _drop(connection, selector, pending)
+            return None
+        selector.unregister(connection)
+        del pending[connection]
+        connection.setblocking(True)
+        connection.settimeout(REPLY_SECONDS)
+        self._channel = Channel(connection)
+        self._listener.close()  # one kernel per session
+        return hello
 
     def finish(self) -> GroupReport:
         """Once the cell has run: the group's report."""
