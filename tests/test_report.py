@@ -298,11 +298,12 @@ def _failing(prop, raised: BaseException):
     from dataclasses import replace
 
     from autograder.grading import grade
+    from autograder.grading.submission import Submission
 
     def run(_submission):
         raise raised
 
-    return grade._run_one(replace(prop, run=run), None)
+    return grade._run_one(replace(prop, run=run), Submission({}))  # its time limits are the submission's
 
 
 def test_limits_and_tampering_sentences_of_the_grader_are_flagged(tmp_path):
@@ -317,7 +318,7 @@ def test_limits_and_tampering_sentences_of_the_grader_are_flagged(tmp_path):
         PropertyResult(p, passed=False, failure=f) for p, f in zip(repair, failures))))
     traces = [p for p in properties_of(A) if p.group == "traces"]
     tampered = feedback.render(GroupReport(A, "traces", tuple(
-        PropertyResult(p, passed=False, failure=grade._tampering()) for p in traces)))
+        PropertyResult(p, passed=False, failure=grade._tampering(["jax.jit"])) for p in traces)))
 
     def cell(group, outputs):
         return {"cell_type": "code", "execution_count": 1, "source": f'grade("{A}", "{group}", globals())',
