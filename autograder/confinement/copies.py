@@ -15,8 +15,10 @@ solutions):
   (an editable install's finder);
 - a copy in the course root.
 
-A copy that nothing on this machine's paths names (a stray clone in ``/opt``) is not found;
-the README says to keep such clones under a hidden folder (home, or the course).
+A copy that nothing on this machine's paths names (a stray clone) is not found here; the jail
+hides it anyway when it lies in a top-level folder outside the operating system's
+(:func:`autograder.confinement.kernel_manager.outside_the_system`), so only one under ``/usr``
+or ``/var`` stays readable (the README's threat model says so).
 """
 
 from __future__ import annotations
