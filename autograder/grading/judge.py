@@ -177,12 +177,12 @@ class RemoteSubmission(Submission):
     def call(self, name: str, *args, **kwargs):
         return self._returned(name, args, kwargs)
 
-    def call_staged(self, stage: str, name: str, *args, **kwargs):
+    def call_staged(self, stage: str, name: str, *args, static_argnums: tuple[int, ...] = (), **kwargs):
         if stage not in STAGES:
             raise ValueError(f"no stage {stage!r}; the stages are {', '.join(STAGES)}")
-        return self._returned(name, args, kwargs, stage)
+        return self._returned(name, args, kwargs, (stage, [int(i) for i in static_argnums]))
 
-    def _returned(self, name: str, args: tuple, kwargs: dict, stage: str | None = None):
+    def _returned(self, name: str, args: tuple, kwargs: dict, stage: tuple | None = None):
         """What the call returned; what it raised, as :class:`CallRaised`."""
         reply = self._request_call(name, args, kwargs, stage)
         if "raised" in reply:
@@ -206,14 +206,16 @@ class RemoteSubmission(Submission):
             example=render.call(name, args, kwargs),
         )
 
-    def _request_call(self, name: str, args: tuple, kwargs: dict, stage: str | None = None) -> dict:
+    def _request_call(self, name: str, args: tuple, kwargs: dict, stage: tuple | None = None) -> dict:
+        """The kernel's reply to one call; ``stage`` is (a :data:`STAGES` name, static positions)."""
         import jax
 
         from autograder.kit.traces import active_logs
 
         logs = active_logs()
+        stage_name, static = stage or (None, [])
         reply = self.ask({
-            "op": "call", "name": name, "stage": stage,
+            "op": "call", "name": name, "stage": stage_name, "static": static,
             "args": [wire.encode(a) for a in args],
             "kwargs": {key: wire.encode(value) for key, value in kwargs.items()},
             "observe": sorted({log.EVENT for log in logs}),
@@ -221,7 +223,11 @@ class RemoteSubmission(Submission):
         })
         events = reply.get("events", {})
         for event_log in logs:
-            event_log.add(_names(events.get(event_log.EVENT, []) if isinstance(events, dict) else []))
+            seen = events.get(event_log.EVENT, {}) if isinstance(events, dict) else {}
+            seen = seen if isinstance(seen, dict) else {}
+            jax_own = seen.get("jax_own", 0)
+            event_log.add(_names(seen.get("names", [])),
+                          jax_own if type(jax_own) is int and 0 <= jax_own <= wire.MAX_ITEMS else 0)
         return reply
 
     def _decode(self, value):

@@ -63,10 +63,11 @@ class Submission:
         """Call a student function; any exception it raises becomes a failure naming the call."""
         return self._call(name, self.function(name), args, kwargs)
 
-    def call_staged(self, stage: str, name: str, *args, **kwargs):
+    def call_staged(self, stage: str, name: str, *args, static_argnums: tuple[int, ...] = (), **kwargs):
         """Call a student function the way one of JAX's transformations would (a :data:`STAGES`
-        name: ``"jit"``, ``"make_jaxpr"``), as :meth:`call` does: every argument traced."""
-        return self._call(name, STAGES[stage](self.function(name)), args, kwargs)
+        name: ``"jit"``, ``"make_jaxpr"``), as :meth:`call` does: every positional argument
+        traced but those at ``static_argnums``, passed as they are."""
+        return self._call(name, STAGES[stage](self.function(name), tuple(static_argnums)), args, kwargs)
 
     def _call(self, name: str, fn, args: tuple, kwargs: dict):
         try:
@@ -95,16 +96,16 @@ class Submission:
         return None
 
 
-def _jit(fn):
+def _jit(fn, static_argnums=()):
     import jax
 
-    return jax.jit(fn)
+    return jax.jit(fn, static_argnums=static_argnums)
 
 
-def _make_jaxpr(fn):
+def _make_jaxpr(fn, static_argnums=()):
     import jax
 
-    return jax.make_jaxpr(fn)
+    return jax.make_jaxpr(fn, static_argnums=static_argnums)
 
 
 #: The transformations :meth:`Submission.call_staged` applies to a student's function before the call.

@@ -5,8 +5,10 @@ arguments of each call of a student's function; the kernel (:mod:`autograder.gra
 sends back what the call returned. Arrays travel as dtype, shape, weak type and raw bytes,
 so a JAX array arrives as a JAX array of the same type (``signature_of`` and ``render.kind``
 see what they saw in the kernel); numbers, strings, ``None`` and containers of them travel
-as themselves; anything else arrives as a :class:`~autograder.grading.render.Described`
-value, its kind and rendering as the kernel saw them.
+as themselves; a jaxpr travels as its outline (:mod:`autograder.kit.jaxprs`), and a function
+the grader built from a description (:mod:`autograder.kit.programs`) as that description;
+anything else arrives as a :class:`~autograder.grading.render.Described` value, its kind and
+rendering as the kernel saw them.
 
 Whatever the kernel sends is data: decoding it builds only arrays, numbers, strings and
 containers, within fixed bounds of size and depth, and anything else is an error
@@ -18,10 +20,12 @@ from __future__ import annotations
 import base64
 import json
 import math
+import types
 
 import numpy as np
 
 from autograder.grading import render
+from autograder.kit import jaxprs, programs
 
 #: dtypes an array may have on the wire (names, as ``numpy.dtype(...).name`` gives them).
 DTYPES = frozenset({
@@ -71,6 +75,14 @@ def _encode(x, depth: int):
         return x if math.isfinite(x) else {"t": "float", "v": repr(x)}
     if isinstance(x, (np.ndarray, np.generic)) or _is_jax_array(x):
         return _encode_array(x)
+    if type(x) is types.FunctionType and isinstance(getattr(x, "program", None), tuple):
+        parts, arity = x.program
+        return {"t": "program", "parts": programs.checked(parts), "arity": arity}
+    if jaxprs.is_jaxpr(x):
+        try:
+            return {"t": "jaxpr", "eqns": jaxprs.outline(x)}
+        except jaxprs.OutlineError:
+            return _described(x)
     if type(x) in (list, tuple) and len(x) <= MAX_ITEMS:
         return {"t": type(x).__name__, "v": [encode(v, depth + 1) for v in x]}
     if type(x) is dict and len(x) <= MAX_ITEMS and all(type(k) in (str, int) for k in x):
@@ -123,6 +135,16 @@ def decode(x, depth: int = 0):
         return {k: decode(v, depth + 1) for k, v in pairs}
     if tag in ("jax", "np", "scalar"):
         return _decode_array(x, tag)
+    if tag == "jaxpr":
+        try:
+            return jaxprs.from_outline(x.get("eqns"))
+        except jaxprs.OutlineError as error:
+            raise WireError(str(error)) from None
+    if tag == "program":
+        try:
+            return programs.program(x.get("parts"), x.get("arity"))
+        except programs.ProgramError as error:
+            raise WireError(str(error)) from None
     if tag == "described":
         return render.Described(str(x.get("kind", ""))[:300], str(x.get("text", ""))[:300])
     raise WireError(f"unknown tag {tag!r}")

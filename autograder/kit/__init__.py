@@ -19,7 +19,9 @@
 - :mod:`render`: inputs and results in plain words for feedback;
 - submodules for one kind of evidence each: :mod:`autograder.kit.jaxprs` (equation counts of a
   staged computation, sub-jaxprs found by type) and :mod:`autograder.kit.cache_log` (JAX's own
-  cache-miss explanations, captured live).
+  cache-miss explanations, captured live);
+- :mod:`autograder.kit.programs`: functions a property hands to a student's function, built from
+  a description that can travel to a kernel judged from outside.
 
 See ``docs/authoring.md`` for how to write a property that is sound.
 """

@@ -121,6 +121,8 @@ class EventLog:
 
     def __init__(self):
         self.names: list[str] = []
+        #: How many times JAX's own eager work fired the event (not the student's code).
+        self.jax_own = 0
         self._canary_seen = False
 
     @staticmethod
@@ -135,6 +137,8 @@ class EventLog:
             return
         if self.is_students():
             self.names.append(kwargs.get("fun_name", "?"))
+        elif "autograder" not in kwargs.get("fun_name", ""):
+            self.jax_own += 1
 
     def __enter__(self):
         self._here = not getattr(_active, "elsewhere", False)
@@ -158,9 +162,11 @@ class EventLog:
                 f"(its monitoring listeners were removed or bypassed), so its {self.NOUN}s cannot be counted."
             )
 
-    def add(self, names: list[str]) -> None:
-        """Events of the student's code observed in the process that ran it."""
+    def add(self, names: list[str], jax_own: int = 0) -> None:
+        """Events observed in the process that ran the student's code: the student's, and how
+        many of JAX's own."""
         self.names.extend(names)
+        self.jax_own += jax_own
 
     @property
     def count(self) -> int:

@@ -14,18 +14,9 @@ import jax
 import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from jax import lax
 
-from autograder.kit import (
-    CallRaised, PropertyFailure, VALUES, clear_cache_of, prop, render,
-)
-from autograder.kit.compiles import CompileLog, student_compiled
+from autograder.kit import CompileLog, PropertyFailure, VALUES, clear_cache_of, programs, prop, render
 from autograder.kit.jaxprs import count_recursive, count_top_level, primitive_counts, staged_loops, sub_jaxprs
-
-#: Judged in the kernel, beside the student's code, until its properties are ported to the judge outside
-#: it (autograder/grading/judge.py): some stage or inject code in the kernel's own process.
-JUDGED_IN_THE_KERNEL = True
-
 
 # ---------------------------------------------------------------------------------------- rolled
 
@@ -122,16 +113,7 @@ def test_rolled_matches_loop(submission):
 
 def _rolled_jaxpr(submission, x, steps):
     """The jaxpr of `rolled(x, steps)` with `steps` a Python int (static or dynamic, the student's choice)."""
-    text = render.call("rolled", (x, steps))
-    try:
-        return jax.make_jaxpr(lambda v: submission.call("rolled", v, steps))(x)
-    except CallRaised:
-        raise
-    except Exception as error:  # noqa: BLE001 - what tracing raised, in a sentence
-        raise PropertyFailure(
-            f"`jax.make_jaxpr` could not trace `{text}`: {type(error).__name__}: {str(error).splitlines()[0]}",
-            example=text,
-        ) from None
+    return submission.call_staged("make_jaxpr", "rolled", x, steps, static_argnums=(1,))
 
 
 def _fully_unrolled(loop_eqn) -> bool:
@@ -188,77 +170,11 @@ def test_rolled_jaxpr_does_not_grow(submission):
 
 # --------------------------------------------------------------------------------- count_equations
 
-#: Elementwise operations the generated functions are made of: (how the feedback names it, the op).
-_OPS = (
-    ("sin", lambda v: jax.numpy.sin(v)),
-    ("times 2", lambda v: v * 2.0),
-    ("plus 1", lambda v: v + 1.0),
-    ("cos", lambda v: jax.numpy.cos(v)),
-    ("tanh", lambda v: jax.numpy.tanh(v)),
-)
-
-
-def _describe(parts) -> str:
-    """A generated function's body in plain words."""
-    words = []
-    for part in parts:
-        kind = part[0]
-        if kind == "ops":
-            words.append(f"{part[1]} elementwise operation{'s' if part[1] != 1 else ''}")
-        elif kind == "jit":
-            words.append(f"a nested `jax.jit` of ({_describe(part[1])})")
-        elif kind == "scan":
-            words.append(f"a `lax.scan` of length {part[1]} whose body does ({_describe(part[2])})")
-        elif kind == "while":
-            words.append(f"a `lax.while_loop` whose body does ({_describe(part[1])})")
-        elif kind == "cond":
-            words.append(f"a `lax.cond` choosing between ({_describe(part[1])}) and ({_describe(part[2])})")
-    return ", then ".join(words) if words else "nothing (it returns its input)"
-
-
-def _build(parts):
-    """The Python function of one value a part list describes."""
-    steps = []
-    for part in parts:
-        kind = part[0]
-        if kind == "ops":
-            steps.extend(_OPS[i % len(_OPS)][1] for i in range(part[1]))
-        elif kind == "jit":
-            steps.append(jax.jit(_build(part[1])))
-        elif kind == "scan":
-            body, length = _build(part[2]), part[1]
-            steps.append(lambda v, body=body, length=length: lax.scan(
-                lambda c, _: (body(c), None), v, None, length=length)[0])
-        elif kind == "while":
-            body = _build(part[1])
-            steps.append(lambda v, body=body: lax.while_loop(
-                lambda c: c[0] < 3, lambda c: (c[0] + 1, body(c[1])), (0, v))[1])
-        elif kind == "cond":
-            first, second = _build(part[1]), _build(part[2])
-            steps.append(lambda v, first=first, second=second: lax.cond(
-                jax.numpy.sum(v) > 0, first, second, v))
-
-    def fn(v):
-        for step in steps:
-            v = step(v)
-        return v
-
-    return fn
-
-
-def _generated(parts, arity: int):
-    """A function of `arity` float32 arguments (their product, then the parts), and its description."""
-    body = _build(parts)
-    if arity == 1:
-        return body, f"a function of `x` doing {_describe(parts)}"
-    return (lambda x, y: body(x * y)), f"a function of `x, y` multiplying them, then doing {_describe(parts)}"
-
-
 _X = np.linspace(-1.0, 1.0, 3, dtype=np.float32)
 
 
 def _check_count(submission, parts, arity: int) -> None:
-    fn, words = _generated(parts, arity)
+    fn, words = programs.program(parts, arity), programs.words(parts, arity)
     args = tuple(jax.device_put(_X) for _ in range(arity))
     closed = jax.make_jaxpr(fn)(*args)
     expected, top = count_recursive(closed), count_top_level(closed)
@@ -522,22 +438,6 @@ def _fresh(structure, seed: int):
     )
 
 
-class _EveryCompile(CompileLog):
-    """The student's compilations (``count``, as :class:`CompileLog` attributes them) and, apart,
-    the small programs JAX compiles for its own eager operations (``eager``): an eager map over a
-    fresh tree compiles those for every new leaf shape, whatever jitted call sits beside it."""
-
-    def __init__(self):
-        super().__init__()
-        self.eager = 0
-
-    def _listen(self, event, duration_secs, **kwargs):
-        if event.endswith("/backend_compile_duration") and "autograder" not in kwargs.get("fun_name", ""):
-            if not student_compiled():
-                self.eager += 1
-        super()._listen(event, duration_secs, **kwargs)
-
-
 class _Kind:
     """A leaf shown by its dtype and shape only (the fresh trees' values are random and long)."""
 
@@ -553,10 +453,12 @@ def _fresh_call(tree, scale: float) -> str:
 
 
 def _compiles(submission, tree, scale: float) -> tuple[int, int]:
-    """(the student's compilations, JAX's eager ones) during one call."""
-    with _EveryCompile() as log:
+    """(the student's compilations, JAX's eager ones) during one call: an eager map over a fresh
+    tree compiles JAX's own small programs for every new leaf shape, whatever jitted call sits
+    beside it."""
+    with CompileLog() as log:
         jax.block_until_ready(submission.call("quantise_jitted", tree, scale))
-    return log.count, log.eager
+    return log.count, log.jax_own
 
 
 @prop(
