@@ -29,10 +29,6 @@ from autograder.kit import (
 )
 from autograder.kit.cache_log import CAUSES, CacheMissLog, classify
 
-#: Judged in the kernel, beside the student's code, until its properties are ported to the judge outside
-#: it (autograder/grading/judge.py): some stage or inject code in the kernel's own process.
-JUDGED_IN_THE_KERNEL = True
-
 #: Value checks: each new shape is a compile of the student's function, so few examples.
 _FEW = settings(VALUES, max_examples=10)
 #: Two shapes: a vector and a 2-D block (every element counts, not only the first axis).
@@ -189,10 +185,10 @@ def _computed_inside_jit(submission, name: str, x, *numbers) -> None:
     """Fail if `name` does arithmetic outside any jit: traced from outside with `jax.make_jaxpr`, a jitted
     computation is one `jit` equation, while operations run eagerly around a jitted no-op show up
     beside it. A function that cannot be traced this way (compiled ahead of time) is not judged here."""
-    fn = submission.function(name)
     try:
-        jaxpr = jax.make_jaxpr(lambda v: fn(v, *numbers))(x)
-    except Exception:  # noqa: BLE001 - the audit and the value properties judge calls that raise
+        jaxpr = submission.call_staged("make_jaxpr", name, x, *numbers,
+                                       static_argnums=tuple(range(1, 1 + len(numbers))))
+    except CallRaised:  # the audit and the value properties judge calls that raise
         return
     loose = sorted({e.primitive.name for e in jaxpr.jaxpr.eqns if e.primitive.name not in _JIT_PRIMITIVES})
     if loose:
@@ -350,7 +346,7 @@ def _run(steps) -> tuple[list[str], list[str]]:
 def _judge_explanations(submission, explanations, story) -> int:
     """Feed each explanation the grader can read to `miss_cause`; fail at the first disagreement.
     Returns the number of explanations judged."""
-    function = submission.function("miss_cause")
+    submission.function("miss_cause")
     judged = 0
     for text in explanations:
         cause = classify(text)
@@ -359,10 +355,10 @@ def _judge_explanations(submission, explanations, story) -> int:
         judged += 1
         shown = _ID.sub("id=...", text)
         try:
-            got = function(text)
-        except Exception as error:  # noqa: BLE001 - student code may raise anything
+            got = submission.call("miss_cause", text)
+        except CallRaised as raised:
             raise PropertyFailure(
-                f"`miss_cause` raised {type(error).__name__} on an explanation JAX logged.",
+                f"`miss_cause` raised {raised.error_name} on an explanation JAX logged.",
                 example=f"after {story}, JAX explained:\n{shown}",
             ) from None
         if not isinstance(got, str) or got not in CAUSES:
