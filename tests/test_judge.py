@@ -26,9 +26,9 @@ JUDGED = [a for a in registry.assignments() if not registry.judged_in_the_kernel
 CASES = sorted(path for assignment in JUDGED for path in (CORPUS / assignment).glob("*.py"))
 
 
-def _judged(assignment: str, group: str, namespace: dict):
+def _judged(assignment: str, group: str, namespace: dict, notebook_memo: dict | None = None):
     """One grade cell: the judge's session, the kernel's serving call, the report."""
-    session = judge.Session(assignment, group)
+    session = judge.Session(assignment, group, notebook_memo)
     exec(session.kernel_code, namespace)  # noqa: S102 - what the kernel runs in place of the cell
     return session.finish()
 
@@ -43,7 +43,7 @@ def test_the_judge_outside_gives_each_corpus_submission_its_declared_points(path
     """The same FAILS, SCORE and MESSAGE as the properties run beside the code (tests/test_graders.py)."""
     submission = from_python(path)
     assignment = path.parent.name
-    assert_as_declared(submission, [_judged(assignment, group, submission.namespace)
+    assert_as_declared(submission, [_judged(assignment, group, submission.namespace, submission.notebook_memo)
                                     for group in group_points(assignment)])
 
 

@@ -195,6 +195,7 @@ class ConfinedExecute(Execute):
         self._died = None
         self._phases = {"cells": 0.0, "grade_cells": 0.0}
         self._first_cell = self._last_cell = None
+        self._notebook_memo: dict = {}  # what the judge's properties note for later grade cells of this notebook
         began = time.perf_counter()
         try:
             return super().preprocess(nb, resources, km)
@@ -244,7 +245,7 @@ class ConfinedExecute(Execute):
         """A grade cell judged in this process (:mod:`autograder.grading.judge`): the kernel runs
         only the serving call in place of the cell's source; the judge's report becomes the
         cell's outputs, its feedback and its points, whatever the kernel printed meanwhile."""
-        session = judge.Session(assignment, group)
+        session = judge.Session(assignment, group, self._notebook_memo)
         source = cell.source
         cell.source = session.kernel_code
         try:

@@ -27,6 +27,9 @@ def run_group(assignment: str, group: str, submission) -> GroupReport:
     return GroupReport(assignment, group, results)
 
 
+#: In a kernel, what properties note for the notebook's later grade cells (Submission.notebook_memo).
+_NOTEBOOK_MEMO: dict = {}
+
 #: Set by the kernel sandbox (autograder.confinement.seal.install) when nbgrader issued a key.
 _sealer = None
 
@@ -37,7 +40,9 @@ def grade(assignment: str, group: str, namespace: dict) -> float:
     The returned number is the cell's value, which nbgrader reads as partial credit.
     Under autograde the output also carries a seal that nbgrader's process checks.
     """
-    report = run_group(assignment, group, Submission(namespace))
+    submission = Submission(namespace)
+    submission.notebook_memo = _NOTEBOOK_MEMO  # a kernel runs one notebook: its grade cells share this
+    report = run_group(assignment, group, submission)
     _show(report)
     # Checked again here: a patched report class could claim points its results lack.
     earned = 0.0 if tampered() else report.earned

@@ -136,10 +136,12 @@ class RemoteSubmission(Submission):
     elsewhere: the same methods, each call a request to the kernel. A name that holds data
     arrives as its value; a function, as a :class:`RemoteFunction`. There is no ``namespace``."""
 
-    def __init__(self, channel: Channel, label: str = "the notebook"):  # no namespace: Submission.__init__ is not for it
+    def __init__(self, channel: Channel, label: str = "the notebook", notebook_memo: dict | None = None):
+        # no namespace: Submission.__init__ is not for it
         self.channel = channel
         self.label = label
         self.memo: dict = {}
+        self.notebook_memo = {} if notebook_memo is None else notebook_memo
         self._tampered: list[str] = []
 
     # How a property runs against this submission (grade.run_group).
@@ -284,11 +286,13 @@ class Session:
     the reason, when no kernel served the cell.
     """
 
-    def __init__(self, assignment: str, group: str):
+    def __init__(self, assignment: str, group: str, notebook_memo: dict | None = None):
         from autograder.kit import traces  # imported here, not by the thread: no two threads import one module
 
         self._traces = traces
         self.assignment, self.group = assignment, group
+        #: Shared by the sessions of one notebook's grade cells (:attr:`Submission.notebook_memo`).
+        self.notebook_memo = {} if notebook_memo is None else notebook_memo
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(_POLL_SECONDS)
         self._token = secrets.token_hex(16)
@@ -311,7 +315,7 @@ class Session:
             hello = self._accept()
             if hello is None:
                 return
-            submission = RemoteSubmission(self._channel)
+            submission = RemoteSubmission(self._channel, notebook_memo=self.notebook_memo)
             self._report = run_group(self.assignment, self.group, submission)
         except Exception as error:  # noqa: BLE001 - a fault of the judge must not stop nbgrader's batch
             log.exception("autograder: the judge of %s/%s failed", self.assignment, self.group)

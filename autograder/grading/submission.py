@@ -27,6 +27,9 @@ class Submission:
         self.label = label
         #: Observations the properties of one grade cell share (costly to make, judged by each).
         self.memo: dict = {}
+        #: What properties note for the notebook's later grade cells (which rows of a ledger the
+        #: grader's own calls appended): the notebook's whole run, as a kernel's globals last.
+        self.notebook_memo: dict = {}
 
     # How a property runs against this submission (grade.run_group): in this process, quiet,
     # within its time limits, and checked for tampering in this process.

@@ -5,7 +5,7 @@ arguments of each call of a student's function; the kernel (:mod:`autograder.gra
 sends back what the call returned. Arrays travel as dtype, shape, weak type and raw bytes,
 so a JAX array arrives as a JAX array of the same type (``signature_of`` and ``render.kind``
 see what they saw in the kernel); numbers, strings, ``None`` and containers of them travel
-as themselves; a jaxpr travels as its outline (:mod:`autograder.kit.jaxprs`), and a function
+as themselves, and so does a dtype; a jaxpr travels as its outline (:mod:`autograder.kit.jaxprs`), and a function
 the grader built from a description (:mod:`autograder.kit.programs`) as that description;
 anything else arrives as a :class:`~autograder.grading.render.Described` value, its kind and
 rendering as the kernel saw them.
@@ -75,6 +75,8 @@ def _encode(x, depth: int):
         return x if math.isfinite(x) else {"t": "float", "v": repr(x)}
     if isinstance(x, (np.ndarray, np.generic)) or _is_jax_array(x):
         return _encode_array(x)
+    if isinstance(x, np.dtype) and x.name in DTYPES:
+        return {"t": "dtype", "name": x.name}
     if type(x) is types.FunctionType and isinstance(getattr(x, "program", None), tuple):
         parts, arity = x.program
         return {"t": "program", "parts": programs.checked(parts), "arity": arity}
@@ -135,6 +137,8 @@ def decode(x, depth: int = 0):
         return {k: decode(v, depth + 1) for k, v in pairs}
     if tag in ("jax", "np", "scalar"):
         return _decode_array(x, tag)
+    if tag == "dtype":
+        return _dtype(str(x.get("name")))
     if tag == "jaxpr":
         try:
             return jaxprs.from_outline(x.get("eqns"))
