@@ -143,6 +143,7 @@ class RemoteSubmission(Submission):
         self.memo: dict = {}
         self.notebook_memo = {} if notebook_memo is None else notebook_memo
         self._tampered: list[str] = []
+        self._replaced: dict = {}
 
     # How a property runs against this submission (grade.run_group).
     quiet = staticmethod(contextlib.nullcontext)  # the kernel keeps its own output quiet
@@ -209,28 +210,59 @@ class RemoteSubmission(Submission):
         )
 
     def _request_call(self, name: str, args: tuple, kwargs: dict, stage: tuple | None = None) -> dict:
-        """The kernel's reply to one call; ``stage`` is (a :data:`STAGES` name, static positions)."""
+        """The kernel's reply to one call; ``stage`` is (a :data:`STAGES` name, static positions).
+
+        The observations open in this thread (:mod:`autograder.kit.observing`) are opened in the
+        kernel for the call, one of each kind, and each here takes in its kind's report; so do the
+        thunks handed over, of how the call used them."""
         import jax
 
-        from autograder.kit.traces import active_logs
+        from autograder.kit import observing
 
-        logs = active_logs()
+        observations = observing.active()
+        handed: list = []
         stage_name, static = stage or (None, [])
         reply = self.ask({
             "op": "call", "name": name, "stage": stage_name, "static": static,
-            "args": [wire.encode(a) for a in args],
-            "kwargs": {key: wire.encode(value) for key, value in kwargs.items()},
-            "observe": sorted({log.EVENT for log in logs}),
+            "args": [wire.encode(a, handed=handed) for a in args],
+            "kwargs": {key: wire.encode(value, handed=handed) for key, value in kwargs.items()},
+            "replace": {key: wire.encode(value, handed=handed) for key, value in self._replaced.items()},
+            "observe": sorted({o.KIND for o in observations}),
             "disable_jit": bool(jax.config.jax_disable_jit),
         })
-        events = reply.get("events", {})
-        for event_log in logs:
-            seen = events.get(event_log.EVENT, {}) if isinstance(events, dict) else {}
-            seen = seen if isinstance(seen, dict) else {}
-            jax_own = seen.get("jax_own", 0)
-            event_log.add(_names(seen.get("names", [])),
-                          jax_own if type(jax_own) is int and 0 <= jax_own <= wire.MAX_ITEMS else 0)
+        observed = reply.get("observed")
+        observed = observed if isinstance(observed, dict) else {}
+        self._absorb((o, observed.get(o.KIND)) for o in observations)
+        self._absorb(zip(handed, _listed(reply.get("handed"))))
         return reply
+
+    def _absorb(self, pairs) -> None:
+        """Each observation (or handed thunk) takes in the kernel's report of its kind (or of it)."""
+        for taker, report in pairs:
+            if report is None:
+                continue
+            try:
+                taker.absorb(report if isinstance(report, dict) else {})
+            except (ValueError, TypeError) as error:
+                self.channel.close()
+                raise KernelGone(f"it sent a report the grader cannot read: {error}") from None
+
+    @contextlib.contextmanager
+    def replaced(self, **names):
+        """The notebook's ``names`` bound to the grader's values in the kernel for every call made
+        while the block runs (the kernel puts them in place around each call, and back after)."""
+        saved = self._replaced
+        self._replaced = {**saved, **names}
+        try:
+            yield
+        finally:
+            self._replaced = saved
+
+    def run_grader(self, thunk):
+        """Run a thunk of the grader's in the kernel, outside any call of the student's code."""
+        handed: list = []
+        reply = self.ask({"op": "run", "thunk": wire.encode(thunk, handed=handed)})
+        self._absorb(zip(handed, _listed(reply.get("handed"))))
 
     def _decode(self, value):
         try:
@@ -238,6 +270,10 @@ class RemoteSubmission(Submission):
         except (wire.WireError, ValueError, TypeError) as error:
             self.channel.close()
             raise KernelGone(f"it sent a value the grader cannot read: {error}") from None
+
+
+def _listed(value) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _names(value) -> list[str]:
@@ -287,9 +323,9 @@ class Session:
     """
 
     def __init__(self, assignment: str, group: str, notebook_memo: dict | None = None):
-        from autograder.kit import traces  # imported here, not by the thread: no two threads import one module
+        from autograder.kit import observing  # imported here, not by the thread: no two threads import one module
 
-        self._traces = traces
+        self._observing = observing
         self.assignment, self.group = assignment, group
         #: Shared by the sessions of one notebook's grade cells (:attr:`Submission.notebook_memo`).
         self.notebook_memo = {} if notebook_memo is None else notebook_memo
@@ -310,7 +346,7 @@ class Session:
                 f"{self.assignment!r}, {self.group!r}, globals(), '{host}:{port}', {self._token!r})")
 
     def _judge(self) -> None:
-        self._traces.observe_elsewhere()
+        self._observing.observe_elsewhere()
         try:
             hello = self._accept()
             if hello is None:

@@ -28,8 +28,10 @@ from autograder.grading.integrity import tampered
 from autograder.grading.limits import PropertyTimeout, full_budget, time_limit
 from autograder.grading.quiet import quiet
 from autograder.grading.results import PropertyFailure
-from autograder.grading.submission import STAGES, Submission, describe_error
+from autograder.grading.submission import Submission, describe_error, staged
 from autograder.kit.compiles import CompileLog
+from autograder.kit.handed import Thunk
+from autograder.kit.host_reads import HostReads
 from autograder.kit.traces import TraceLog, clear_cache_of
 
 _CONNECT_SECONDS = 30.0
@@ -55,8 +57,8 @@ def serve(assignment: str, group: str, namespace: dict, address: str, token: str
             stream.flush()
 
 
-#: What the judge may ask to have observed during a call: JAX's event name -> the kernel's log of it.
-LOGS = {log.EVENT: log for log in (TraceLog, CompileLog)}
+#: What the judge may ask to have observed during a call: an observation's kind -> its class.
+OBSERVATIONS = {kind.KIND: kind for kind in (TraceLog, CompileLog, HostReads)}
 
 
 class Agent:
@@ -78,6 +80,14 @@ class Agent:
                 return self._get(str(request["name"]))
             if op == "call":
                 return self._call(request)
+            if op == "run":  # a thunk of the grader's, outside any student call
+                handing = wire.Handing()
+                thunk = wire.decode(request["thunk"], handing=handing)
+                if not isinstance(thunk, Thunk):
+                    raise ValueError("only a thunk runs")
+                with quiet():
+                    thunk()
+                return {"ok": None, "handed": [made.report() for made in handing.made]}
             if op == "clear_cache":
                 fn = self.submission.function(str(request["name"]))
                 try:
@@ -102,31 +112,38 @@ class Agent:
     def _call(self, request: dict) -> dict:
         name = str(request["name"])
         fn = self.submission.function(name)
-        if request.get("stage") is not None:
-            static = request.get("static", [])
-            if not isinstance(static, list) or not all(type(i) is int for i in static):
-                raise ValueError("static_argnums must be a list of integers")
-            fn = STAGES[str(request["stage"])](fn, tuple(static))
-        args = [wire.decode(a) for a in request.get("args", [])]
-        kwargs = {str(k): wire.decode(v) for k, v in request.get("kwargs", {}).items()}
         if self.left and min(self.left.values()) <= 0:  # no budgets where the platform has no interval timers
             return {"timeout": self._spent_text()}
+        kinds = [kind for kind in request.get("observe", ()) if kind in OBSERVATIONS]
         reply: dict = {}
         with quiet(), contextlib.ExitStack() as stack:
-            observed = {event: stack.enter_context(LOGS[event]()) for event in request.get("observe", ())
-                        if event in LOGS}
+            # Host reads first: the arguments may hold its `read`. JAX's events only once they are decoded.
+            observed = {kind: stack.enter_context(OBSERVATIONS[kind]()) for kind in kinds if kind == HostReads.KIND}
+            reads = observed.get(HostReads.KIND)
+            handing = wire.Handing(read=reads.read if reads is not None else None)
+            args = tuple(wire.decode(a, handing=handing) for a in request.get("args", []))
+            kwargs = {str(k): wire.decode(v, handing=handing) for k, v in request.get("kwargs", {}).items()}
+            replace = {str(k): wire.decode(v, handing=handing) for k, v in request.get("replace", {}).items()}
+            observed.update((kind, stack.enter_context(OBSERVATIONS[kind]())) for kind in kinds if kind not in observed)
+            if request.get("stage") is not None:
+                static = request.get("static", [])
+                if not isinstance(static, list) or not all(type(i) is int for i in static):
+                    raise ValueError("static_argnums must be a list of integers")
+                fn, args = staged(str(request["stage"]), fn, args, static)
             if request.get("disable_jit"):
                 import jax
 
                 stack.enter_context(jax.disable_jit())
+            stack.enter_context(self.submission.replaced(**replace))
             try:
                 result = self._timed(fn, args, kwargs)
             except PropertyTimeout as timeout:
                 return {"timeout": str(timeout)}
             except Exception as error:  # noqa: BLE001 - student code may raise anything: described, not judged
                 reply["raised"] = _raised(error)
-        # The logs closed above: a listener removed by the notebook's code has raised its failure by now.
-        reply["events"] = {event: {"names": list(log.names), "jax_own": log.jax_own} for event, log in observed.items()}
+        # The observations closed above: one the notebook's code removed has raised its failure by now.
+        reply["observed"] = {kind: observation.report() for kind, observation in observed.items()}
+        reply["handed"] = [made.report() for made in handing.made]
         if "raised" not in reply:
             with quiet():
                 reply["result"] = wire.encode(result)

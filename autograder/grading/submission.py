@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -68,9 +69,32 @@ class Submission:
 
     def call_staged(self, stage: str, name: str, *args, static_argnums: tuple[int, ...] = (), **kwargs):
         """Call a student function the way one of JAX's transformations would (a :data:`STAGES`
-        name: ``"jit"``, ``"make_jaxpr"``), as :meth:`call` does: every positional argument
-        traced but those at ``static_argnums``, passed as they are."""
-        return self._call(name, STAGES[stage](self.function(name), tuple(static_argnums)), args, kwargs)
+        name: ``"jit"``, ``"make_jaxpr"``), as :meth:`call` does: every argument traced but the
+        positional ones at ``static_argnums``, passed as they are (closed over, so they need not
+        be hashable)."""
+        fn, dynamic = staged(stage, self.function(name), args, static_argnums)
+        return self._call(name, fn, dynamic, kwargs)
+
+    @contextlib.contextmanager
+    def replaced(self, **names):
+        """The notebook's ``names`` bound to the grader's values while the block runs (a trainer
+        run with the grader's own step, so that a wrong step costs only the step's points)."""
+        missing = object()
+        saved = {name: self.namespace.get(name, missing) for name in names}
+        self.namespace.update(names)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is missing:
+                    self.namespace.pop(name, None)
+                else:
+                    self.namespace[name] = value
+
+    def run_grader(self, thunk):
+        """Run a thunk of the grader's (:class:`autograder.kit.handed.Thunk`) where the student's
+        code runs, outside any call of it (a program's cache cleared between two observed calls)."""
+        return thunk()
 
     def _call(self, name: str, fn, args: tuple, kwargs: dict):
         try:
@@ -99,20 +123,33 @@ class Submission:
         return None
 
 
-def _jit(fn, static_argnums=()):
+def _jit(fn):
     import jax
 
-    return jax.jit(fn, static_argnums=static_argnums)
+    return jax.jit(fn)
 
 
-def _make_jaxpr(fn, static_argnums=()):
+def _make_jaxpr(fn):
     import jax
 
-    return jax.make_jaxpr(fn, static_argnums=static_argnums)
+    return jax.make_jaxpr(fn)
 
 
 #: The transformations :meth:`Submission.call_staged` applies to a student's function before the call.
 STAGES = {"jit": _jit, "make_jaxpr": _make_jaxpr}
+
+
+def staged(stage: str, fn, args: tuple, static_argnums=()) -> tuple:
+    """``(the stage of fn with the static arguments bound, the other arguments)``."""
+    static = {i: args[i] for i in static_argnums if -len(args) <= i < len(args)}
+    static = {i % len(args): value for i, value in static.items()}
+    dynamic = tuple(a for i, a in enumerate(args) if i not in static)
+
+    def bound(*values, **kwargs):
+        given = iter(values)
+        return fn(*(static[i] if i in static else next(given) for i in range(len(args))), **kwargs)
+
+    return STAGES[stage](bound), dynamic
 
 
 _STATIC_PATH = re.compile(r"passed to the function at path (\w+)")

@@ -5,10 +5,15 @@ arguments of each call of a student's function; the kernel (:mod:`autograder.gra
 sends back what the call returned. Arrays travel as dtype, shape, weak type and raw bytes,
 so a JAX array arrives as a JAX array of the same type (``signature_of`` and ``render.kind``
 see what they saw in the kernel); numbers, strings, ``None`` and containers of them travel
-as themselves, and so does a dtype; a jaxpr travels as its outline (:mod:`autograder.kit.jaxprs`), and a function
-the grader built from a description (:mod:`autograder.kit.programs`) as that description;
+as themselves, and so does a dtype; a jaxpr travels as its outline (:mod:`autograder.kit.jaxprs`);
 anything else arrives as a :class:`~autograder.grading.render.Described` value, its kind and
 rendering as the kernel saw them.
+
+The other way, the judge may also hand the student's code what it built of its own: a function
+made from a description (:mod:`autograder.kit.programs`), a compiled program or a thunk
+(:mod:`autograder.kit.handed`), and the ``read`` of the kernel's
+:class:`~autograder.kit.host_reads.HostReads` (or its placeholder). Only the kernel decodes those
+(:class:`Handing`): the judge builds nothing from what a kernel sends.
 
 Whatever the kernel sends is data: decoding it builds only arrays, numbers, strings and
 containers, within fixed bounds of size and depth, and anything else is an error
@@ -25,7 +30,8 @@ import types
 import numpy as np
 
 from autograder.grading import render
-from autograder.kit import jaxprs, programs
+from autograder.kit import handed as handed_kit
+from autograder.kit import host_reads, jaxprs, programs
 
 #: dtypes an array may have on the wire (names, as ``numpy.dtype(...).name`` gives them).
 DTYPES = frozenset({
@@ -56,15 +62,43 @@ def _dtype(name: str):
     return np.dtype(name)
 
 
-def encode(x, depth: int = 0):
-    """A JSON-able form of ``x`` (see the module doc); whatever ``x`` does when looked at."""
+class Handing:
+    """The kernel's side of what a judge hands over in one request: the ``read`` of the host-read
+    observation open for the call, and the objects decoded that report back (thunks)."""
+
+    def __init__(self, read=None):
+        self.read = read
+        self.made: list = []
+
+
+def encode(x, depth: int = 0, handed: list | None = None):
+    """A JSON-able form of ``x`` (see the module doc); whatever ``x`` does when looked at.
+    Thunks met on the way are appended to ``handed``, in the order the kernel will meet them."""
     try:
-        return _encode(x, depth)
+        return _encode(x, depth, handed)
     except Exception:  # noqa: BLE001 - a student's object may raise anything from any attribute
         return {"t": "described", "kind": "an object that cannot be looked at", "text": "?"}
 
 
-def _encode(x, depth: int):
+def _encode_handed(x, handed: list | None):
+    """The wire form of what a judge hands over, or None if ``x`` is none of that."""
+    if isinstance(x, handed_kit.Compiled):
+        return {"t": "compiled", "data": x.serialized(), "parameters": list(x.parameters)}
+    if isinstance(x, handed_kit.Thunk):
+        if handed is not None:
+            handed.append(x)
+        return {"t": "thunk", **x.to_data()}
+    if getattr(x, "__func__", None) is host_reads.HostReads.read:
+        return {"t": "read"}
+    if x is host_reads.placeholder_read:
+        return {"t": "placeholder read"}
+    if type(x) is types.FunctionType and isinstance(getattr(x, "program", None), tuple):
+        parts, arity = x.program
+        return {"t": "program", "parts": programs.checked(parts), "arity": arity}
+    return None
+
+
+def _encode(x, depth: int, handed: list | None = None):
     if depth > MAX_DEPTH:
         return _described(x)
     if x is None or isinstance(x, (bool, str)):
@@ -77,18 +111,18 @@ def _encode(x, depth: int):
         return _encode_array(x)
     if isinstance(x, np.dtype) and x.name in DTYPES:
         return {"t": "dtype", "name": x.name}
-    if type(x) is types.FunctionType and isinstance(getattr(x, "program", None), tuple):
-        parts, arity = x.program
-        return {"t": "program", "parts": programs.checked(parts), "arity": arity}
+    handed_form = _encode_handed(x, handed)
+    if handed_form is not None:
+        return handed_form
     if jaxprs.is_jaxpr(x):
         try:
             return {"t": "jaxpr", "eqns": jaxprs.outline(x)}
         except jaxprs.OutlineError:
             return _described(x)
     if type(x) in (list, tuple) and len(x) <= MAX_ITEMS:
-        return {"t": type(x).__name__, "v": [encode(v, depth + 1) for v in x]}
+        return {"t": type(x).__name__, "v": [encode(v, depth + 1, handed) for v in x]}
     if type(x) is dict and len(x) <= MAX_ITEMS and all(type(k) in (str, int) for k in x):
-        return {"t": "dict", "v": [[encode(k), encode(v, depth + 1)] for k, v in x.items()]}
+        return {"t": "dict", "v": [[encode(k), encode(v, depth + 1, handed)] for k, v in x.items()]}
     return _described(x)
 
 
@@ -113,8 +147,13 @@ def _described(x):
     return {"t": "described", "kind": kind[:300], "text": text[:300]}
 
 
-def decode(x, depth: int = 0):
-    """The value :func:`encode` encoded; :class:`WireError` for anything else."""
+#: Tags only a kernel decodes (:class:`Handing`): what the judge hands over.
+_HANDED_TAGS = frozenset({"compiled", "thunk", "read", "placeholder read", "program"})
+
+
+def decode(x, depth: int = 0, handing: Handing | None = None):
+    """The value :func:`encode` encoded; :class:`WireError` for anything else. What a judge hands
+    over is decoded only with ``handing`` (in a kernel)."""
     if depth > MAX_DEPTH:
         raise WireError("nested too deeply")
     if x is None or isinstance(x, (bool, str, int, float)):
@@ -128,13 +167,13 @@ def decode(x, depth: int = 0):
         return float(str(x["v"]))
     if tag in ("list", "tuple"):
         items = _items(x)
-        values = [decode(v, depth + 1) for v in items]
+        values = [decode(v, depth + 1, handing) for v in items]
         return values if tag == "list" else tuple(values)
     if tag == "dict":
         pairs = _items(x)
         if not all(isinstance(p, list) and len(p) == 2 and type(p[0]) in (str, int) for p in pairs):
             raise WireError("a dict's keys must be strings or integers")
-        return {k: decode(v, depth + 1) for k, v in pairs}
+        return {k: decode(v, depth + 1, handing) for k, v in pairs}
     if tag in ("jax", "np", "scalar"):
         return _decode_array(x, tag)
     if tag == "dtype":
@@ -144,14 +183,32 @@ def decode(x, depth: int = 0):
             return jaxprs.from_outline(x.get("eqns"))
         except jaxprs.OutlineError as error:
             raise WireError(str(error)) from None
-    if tag == "program":
-        try:
-            return programs.program(x.get("parts"), x.get("arity"))
-        except programs.ProgramError as error:
-            raise WireError(str(error)) from None
+    if tag in _HANDED_TAGS:
+        if handing is None:
+            raise WireError(f"a {tag} is handed to a kernel, never sent by one")
+        return _decode_handed(x, tag, handing)
     if tag == "described":
         return render.Described(str(x.get("kind", ""))[:300], str(x.get("text", ""))[:300])
     raise WireError(f"unknown tag {tag!r}")
+
+
+def _decode_handed(x, tag: str, handing: Handing):
+    try:
+        if tag == "program":
+            return programs.program(x.get("parts"), x.get("arity"))
+        if tag == "compiled":
+            return handed_kit.Compiled.from_serialized(str(x.get("data", "")), x.get("parameters"))
+        if tag == "thunk":
+            thunk = handed_kit.Thunk.from_data(x)
+            handing.made.append(thunk)
+            return thunk
+    except (programs.ProgramError, handed_kit.HandedError, ValueError) as error:
+        raise WireError(f"a {tag} that cannot be rebuilt: {error}") from None
+    if tag == "placeholder read":
+        return host_reads.placeholder_read
+    if handing.read is None:
+        raise WireError("a read handed over with no host reads observed")
+    return handing.read
 
 
 def _items(x) -> list:

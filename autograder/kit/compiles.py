@@ -61,7 +61,7 @@ class CompileLog(EventLog):
     Compilations of JAX's own eager operations inside the block are not counted.
     """
 
-    EVENT = _COMPILE_EVENT
+    EVENT = KIND = _COMPILE_EVENT
     NOUN = "compile"
     is_students = staticmethod(student_compiled)
 

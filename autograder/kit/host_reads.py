@@ -34,6 +34,7 @@ import jax
 import numpy as np
 
 from autograder.grading.results import CallRaised, PropertyFailure
+from autograder.kit import observing
 
 _JAX_FOLDER = os.path.dirname(jax.__file__) + os.sep
 
@@ -112,7 +113,26 @@ class HostReads:
         counted.__doc__ = getattr(fn, "__doc__", None)
         return counted
 
+    #: What :mod:`autograder.kit.observing` calls this observation.
+    KIND = "host reads"
+
+    def report(self) -> dict:
+        """What was counted here, for a :class:`HostReads` in another process."""
+        return {"read_calls": self.read_calls, "bypasses": list(self.bypasses)}
+
+    def absorb(self, report: dict) -> None:
+        """The reads counted in the process that ran the student's code (its :meth:`report`)."""
+        calls, bypasses = report.get("read_calls", 0), report.get("bypasses", [])
+        if type(calls) is not int or not 0 <= calls <= 100_000 or not isinstance(bypasses, list):
+            raise ValueError("not a report of host reads")
+        self.read_calls += calls
+        self.bypasses.extend(str(method)[:100] for method in bypasses[:100_000])
+
     def __enter__(self) -> "HostReads":
+        self._here = observing.here()
+        if not self._here:
+            observing.opened(self)
+            return self  # the student's code runs elsewhere: counted there, taken in by absorb()
         cls = _array_class()
         for method in CONVERSIONS:
             original = cls.__dict__.get(method)
@@ -132,9 +152,13 @@ class HostReads:
         for method, patch in self._patches.items():
             setattr(cls, method, patch)
         self._active = True
+        observing.opened(self)
         return self
 
     def __exit__(self, *exc) -> None:
+        observing.closed(self)
+        if not self._here:
+            return
         self._active = False
         cls = _array_class()
         replaced = [m for m, patch in self._patches.items() if cls.__dict__.get(m) is not patch]
@@ -149,7 +173,7 @@ class HostReads:
             )
 
 
-def _placeholder_read(value):
+def placeholder_read(value):
     """``read`` in the traced run: zeros of the value's shape (the values are not known there)."""
     if isinstance(value, (list, tuple)):
         return np.zeros((len(value),) + tuple(np.shape(value[0]) if value else ()), np.float32)
@@ -165,25 +189,17 @@ _CONVERSION_ERRORS = (
 )
 
 
-def conversion_under_trace(call, theta) -> CallRaised | None:
-    """Run ``call(theta, read)`` once with ``theta`` a tracer and a ``read`` that returns zeros.
+def conversion_under_trace(submission, name: str, theta, *rest) -> CallRaised | None:
+    """Call ``name(theta, *rest, read)`` once with ``theta`` a tracer (under ``jax.make_jaxpr``,
+    the rest passed as they are) and a ``read`` that returns zeros (:func:`placeholder_read`).
 
     Returns the failure of a call that asked a value computed from ``theta`` for its
     concrete value (a host read outside ``read``), else None. Any other error is not
     evidence of a read (some code does not run under tracing at all), so it gives None.
     """
-
-    def run(traced_theta):
-        call(traced_theta, _placeholder_read)
-
     try:
-        jax.make_jaxpr(run)(theta)
+        submission.call_staged("make_jaxpr", name, theta, *rest, placeholder_read,
+                               static_argnums=tuple(range(1, len(rest) + 2)))
     except CallRaised as failure:
-        if issubclass(failure.error_type, _CONVERSION_ERRORS):
-            return failure
-        return None
-    except _CONVERSION_ERRORS as error:  # raised outside the student's call (the read's result used)
-        return CallRaised(str(error).splitlines()[0], error_type=type(error))
-    except Exception:  # noqa: BLE001 - not evidence of a host read
-        return None
+        return failure if issubclass(failure.error_type, _CONVERSION_ERRORS) else None
     return None

@@ -30,7 +30,7 @@ OPS = (
     ("tanh", lambda v: jax.numpy.tanh(v)),
 )
 #: Bounds a description must keep (it may come from over the wire).
-MAX_OPS, MAX_LENGTH, MAX_NESTING, MAX_PARTS = 32, 64, 8, 16
+MAX_OPS, MAX_LENGTH, MAX_NESTING, MAX_PARTS = 256, 64, 8, 16
 ARITIES = (1, 2)
 
 

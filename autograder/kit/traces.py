@@ -18,12 +18,12 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import threading
 
 import jax
 
 from autograder.grading import render
 from autograder.grading.results import CallRaised, PropertyFailure
+from autograder.kit import observing
 
 _TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 #: Sent through JAX's monitoring at the end of every observation: if it does not
@@ -88,23 +88,6 @@ def student_traced() -> bool:
     return fn is None or not is_jax_internal(fn)
 
 
-_active = threading.local()
-
-
-def observe_elsewhere() -> None:
-    """Say that, in this thread, the student's code runs in another process (a judge's thread):
-    event logs opened here then listen to none of this process's events, and get the other
-    process's through :meth:`EventLog.add`."""
-    _active.elsewhere = True
-
-
-def active_logs() -> tuple["EventLog", ...]:
-    """The event logs open in this thread, innermost last. A call of the student's code made in
-    a kernel for a judge outside it (:mod:`autograder.grading.judge`) is observed there for each,
-    and what the kernel saw is added to each (:meth:`EventLog.add`)."""
-    return getattr(_active, "logs", ())
-
-
 class EventLog:
     """Records one of JAX's monitoring events while active (a context manager), for the
     student's code only: a subclass names the ``EVENT``, the ``NOUN`` feedback uses for it, and
@@ -113,10 +96,11 @@ class EventLog:
     A canary event is sent when the block ends; if it does not arrive, the code under
     observation removed or bypassed the grader's listener, which is reported as tampering.
     The student's code may also run in another process (a kernel serving a judge): its events
-    are observed there, by the same class, and added here (:meth:`add`).
+    are observed there, by the same class, and taken in here (:mod:`autograder.kit.observing`).
     """
 
     EVENT: str
+    KIND: str  # the event again: what autograder.kit.observing calls an observation's kind
     NOUN: str
 
     def __init__(self):
@@ -141,14 +125,14 @@ class EventLog:
             self.jax_own += 1
 
     def __enter__(self):
-        self._here = not getattr(_active, "elsewhere", False)
+        self._here = observing.here()
         if self._here:
             jax.monitoring.register_event_duration_secs_listener(self._listen)
-        _active.logs = (*active_logs(), self)
+        observing.opened(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        _active.logs = tuple(log for log in active_logs() if log is not self)
+        observing.closed(self)
         if not self._here:
             return  # the process that ran the student's code checked its own canary
         jax.monitoring.record_event_duration_secs(self.EVENT, 0.0, fun_name=_CANARY)
@@ -162,10 +146,16 @@ class EventLog:
                 f"(its monitoring listeners were removed or bypassed), so its {self.NOUN}s cannot be counted."
             )
 
-    def add(self, names: list[str], jax_own: int = 0) -> None:
-        """Events observed in the process that ran the student's code: the student's, and how
-        many of JAX's own."""
-        self.names.extend(names)
+    def report(self) -> dict:
+        """What was observed here, for an observation of the same kind in another process."""
+        return {"names": list(self.names), "jax_own": self.jax_own}
+
+    def absorb(self, report: dict) -> None:
+        """Events observed in the process that ran the student's code (its :meth:`report`)."""
+        names, jax_own = report.get("names", []), report.get("jax_own", 0)
+        if not isinstance(names, list) or type(jax_own) is not int or not 0 <= jax_own <= 100_000:
+            raise ValueError("not a report of events")
+        self.names.extend(str(name)[:200] for name in names[:100_000])
         self.jax_own += jax_own
 
     @property
@@ -184,7 +174,7 @@ class TraceLog(EventLog):
     ``jit``) trace JAX's own small programs; they are not counted.
     """
 
-    EVENT = _TRACE_EVENT
+    EVENT = KIND = _TRACE_EVENT
     NOUN = "trace"
     is_students = staticmethod(student_traced)
 

@@ -15,7 +15,7 @@ grader builds, in scenarios where a prediction from the signature goes wrong.
 
 from __future__ import annotations
 
-import contextlib
+import itertools
 from dataclasses import dataclass
 
 import jax
@@ -24,16 +24,13 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from jax import export
 
 from autograder.kit import (
     TRACES, VALUES, CallRaised, CompileLog, HostReads, PropertyFailure, SignatureAudit, TraceLog,
     conversion_under_trace, first_failure, prop, render, signature_of, spoken,
 )
-
-#: Judged in the kernel, beside the student's code, until its properties are ported to the judge outside
-#: it (autograder/grading/judge.py): some stage or inject code in the kernel's own process.
-JUDGED_IN_THE_KERNEL = True
-
+from autograder.kit.handed import Compiled, Thunk
 
 #: Batch shapes (rows B, features d) the step is graded at: each is one compile.
 STEP_SHAPES = ((4, 3), (2, 3))
@@ -61,8 +58,15 @@ def _grader_step(theta, x, y, lr):
     return theta - lr * (2.0 / x.shape[0]) * (x.T @ residual), jnp.mean(residual * residual)
 
 
-#: The step the trainers are graded with (a right one, whatever the notebook's `sgd_step` does).
-_GRADER_STEP = jax.jit(_grader_step)
+def _step_avals():
+    rows, features = export.symbolic_shape("rows, features")
+    return (jax.ShapeDtypeStruct((features,), jnp.float32), jax.ShapeDtypeStruct((rows, features), jnp.float32),
+            jax.ShapeDtypeStruct((rows,), jnp.float32), jax.ShapeDtypeStruct((), jnp.float32, weak_type=True))
+
+
+#: The step the trainers are graded with (a right one, whatever the notebook's `sgd_step` does), handed
+#: to them compiled: where the notebook runs, there is no source of it to read.
+_GRADER_STEP = Compiled(_grader_step, *_step_avals())
 
 
 def _batch(shape):
@@ -183,20 +187,9 @@ def test_step_loss_before_update(submission):
 TRAINERS = ("train_reading_every_step", "train_reading_once")
 
 
-@contextlib.contextmanager
 def _grader_step_in(submission):
     """The notebook's `sgd_step` replaced by the grader's while the trainers run."""
-    namespace = submission.namespace
-    missing = object()
-    saved = namespace.get("sgd_step", missing)
-    namespace["sgd_step"] = _GRADER_STEP
-    try:
-        yield
-    finally:
-        if saved is missing:
-            namespace.pop("sgd_step", None)
-        else:
-            namespace["sgd_step"] = saved
+    return submission.replaced(sgd_step=_GRADER_STEP)
 
 
 def _describe(name, theta, batches, lr) -> str:
@@ -362,12 +355,8 @@ def test_no_read_bypasses_read(submission):
                     f"{_plural(len(run.bypasses), 'time')} without `read`, by {', '.join(spoken(m) for m in methods)}.",
                     example=run.text, got=f"{_plural(len(run.bypasses), 'hidden read')}", expected="none")
         theta, batches, lr = _fixed_case(2, seed=11)
-
-        def call(traced_theta, read, name=name):
-            with _grader_step_in(submission):
-                return submission.call(name, traced_theta, batches, lr, read)
-
-        found = conversion_under_trace(call, jax.device_put(theta))
+        with _grader_step_in(submission):
+            found = conversion_under_trace(submission, name, jax.device_put(theta), batches, lr)
         if found is not None:
             raise PropertyFailure(
                 f"`{name}` converted a value computed from θ to the host without `read` (for instance "
@@ -429,14 +418,13 @@ def test_trainers_reuse_program(submission):
 # ---------------------------------------------------------------- the phase ledger
 
 
-def _tiny(theta, lr):
-    return theta - lr * theta * theta
-
-
-def _slow_to_trace(theta, lr):
-    for _ in range(150):  # unrolled: a long trace, a program XLA compiles quickly
-        theta = theta * 0.999
-    return theta - lr * theta
+#: The grader's programs of θ and lr the ledger is judged on (:mod:`autograder.kit.programs`
+#: descriptions, built where the notebook runs): a tiny one, and one whose trace is long (150
+#: elementwise steps, unrolled) while XLA compiles it quickly.
+_TINY = ((("ops", 2),), 2)
+_SLOW_TO_TRACE = ((("ops", 150),), 2)
+#: A new program name for every scenario, so that none meets another's cache.
+_SCENARIO_NUMBERS = itertools.count(1)
 
 
 ROW_KEYS = ("label", "traced", "compiled", "traces", "compiles")
@@ -451,46 +439,33 @@ class _Phase:
 
 
 class _Scenario:
-    """Steps on one program of the grader's, from a cleared cache; each observed through `phase_row`."""
+    """Steps on one program of the grader's, from a fresh cache; each observed through `phase_row`."""
 
-    def __init__(self, submission, fn, name: str):
-        self.submission, self.name = submission, name
-        self.program = jax.jit(fn)
-        self.program.clear_cache()
+    def __init__(self, submission, recipe, name: str):
+        self.submission, self.recipe, self.name = submission, recipe, name
+        self.program = f"{name} {next(_SCENARIO_NUMBERS)}"
         self.story: list[str] = [f"`{name} = jax.jit(...)`, cache cleared"]
         self.phases: list[_Phase] = []
 
-    def inputs(self, length: int, lr_form: str):
-        theta = jax.device_put(np.linspace(0.5, 1.0, length, dtype=np.float32))
-        lr = 0.25 if lr_form == "weak" else jax.device_put(np.float32(0.25))
-        return theta, lr, f"θ float32[{length}], lr " + ("a Python float" if lr_form == "weak" else "a float32 array")
+    def thunk(self, *actions) -> Thunk:
+        return Thunk(self.program, self.recipe, actions)
 
     def action(self, kind: str, length: int, lr_form: str):
-        theta, lr, said = self.inputs(length, lr_form)
-        p, n = self.program, self.name
-        actions = {
-            "call": (lambda: p(theta, lr), f"`{n}(theta, lr)`"),
-            "trace": (lambda: p.trace(theta, lr), f"`{n}.trace(theta, lr)`"),
-            "lower": (lambda: p.lower(theta, lr), f"`{n}.lower(theta, lr)`"),
-            "aot": (lambda: p.trace(theta, lr).lower().compile(), f"`{n}.trace(theta, lr).lower().compile()`"),
-        }
-        thunk, text = actions[kind]
-        return thunk, f"{text} with {said}"
+        """The action (see :class:`Thunk`), and what it does in words."""
+        said = f"θ float32[{length}], lr " + ("a Python float" if lr_form == "weak" else "a float32 array")
+        n = self.name
+        text = {"call": f"`{n}(theta, lr)`", "trace": f"`{n}.trace(theta, lr)`", "lower": f"`{n}.lower(theta, lr)`",
+                "aot": f"`{n}.trace(theta, lr).lower().compile()`"}[kind]
+        return (kind, length, lr_form), f"{text} with {said}"
 
-    def observe(self, thunk, text: str) -> None:
-        calls = []
-
-        def counted():
-            calls.append(None)
-            return thunk()
-
+    def observe(self, thunk: Thunk, text: str) -> None:
         label = f"grader step {len(self.phases) + 1}"
         self.story.append(text)
         story = "; then ".join(self.story[-4:])
         with TraceLog() as traces, CompileLog() as compiles:
-            row = self.submission.call("phase_row", label, counted)
-        if len(calls) != 1:
-            raise PropertyFailure(f"`phase_row` should call the thunk exactly once, it called it {len(calls)} "
+            row = self.submission.call("phase_row", label, thunk)
+        if thunk.calls != 1:
+            raise PropertyFailure(f"`phase_row` should call the thunk exactly once, it called it {thunk.calls} "
                                   "time(s).", example=story)
         if not isinstance(row, dict) or set(ROW_KEYS) - set(row):
             missing = ", ".join(sorted(set(ROW_KEYS) - set(row))) if isinstance(row, dict) else "it is not a dict"
@@ -499,23 +474,24 @@ class _Scenario:
         self.phases.append(_Phase(row, traces.count, compiles.count, story))
 
     def step(self, kind: str, length: int = 3, lr_form: str = "weak") -> "_Scenario":
-        self.observe(*self.action(kind, length, lr_form))
+        action, text = self.action(kind, length, lr_form)
+        self.observe(self.thunk(action), text)
         return self
 
     def both_shapes(self) -> "_Scenario":
         (first, said_a), (second, said_b) = self.action("call", 3, "weak"), self.action("call", 5, "weak")
-        self.observe(lambda: (first(), second()), f"one thunk making two calls, {said_a} and {said_b}")
+        self.observe(self.thunk(first, second), f"one thunk making two calls, {said_a} and {said_b}")
         return self
 
     def clear(self) -> "_Scenario":
-        self.program.clear_cache()
+        self.submission.run_grader(self.thunk(("clear", 1, "weak")))
         self.story.append(f"`{self.name}.clear_cache()` (outside `phase_row`)")
         return self
 
 
 def _explicit_scenarios(submission) -> list[_Scenario]:
     """Where a ledger that predicts from the signature, or copies one column into the other, goes wrong."""
-    make = lambda fn=_tiny, name="program": _Scenario(submission, fn, name)  # noqa: E731
+    make = lambda recipe=_TINY, name="program": _Scenario(submission, recipe, name)  # noqa: E731
     return [
         make().step("lower").step("call").step("call"),  # traced, not compiled; compiled, not traced; neither
         make().step("trace").step("aot").step("call"),  # an ahead-of-time compile of a traced signature: no trace
@@ -523,7 +499,7 @@ def _explicit_scenarios(submission) -> list[_Scenario]:
         make().step("call").step("call", lr_form="strong").step("call"),  # a float32 lr after a weak one: new
         make().step("call").clear().step("call"),  # a cleared cache: the same call traces and compiles again
         make().both_shapes(),  # two new shapes in one thunk: two of each
-        make(_slow_to_trace, "slow_program").step("trace").step("call"),  # a long trace that compiles nothing
+        make(_SLOW_TO_TRACE, "slow_program").step("trace").step("call"),  # a long trace that compiles nothing
     ]
 
 
@@ -543,7 +519,7 @@ def _phases(submission) -> list[_Phase]:
                 phases += scenario.phases
 
             def generated(steps):
-                scenario = _Scenario(submission, _tiny, "program")
+                scenario = _Scenario(submission, _TINY, "program")
                 try:
                     for kind, (length, form) in steps:
                         scenario.clear() if kind == "clear" else scenario.step(kind, length, form)
