@@ -32,22 +32,20 @@ c.Execute.extra_arguments = [
     "--IPKernelApp.exec_lines=['import autograder.confinement.sandbox']",
 ]
 
-# In nbgrader's own process, around the kernel: results are checked for the grader's
-# seal, and outputs scrubbed of grader source, so feedback can never show it.
+# In nbgrader's own process, around the kernel: the grade cells are judged here, and outputs
+# scrubbed of grader source, so feedback can never show it.
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades,
 )
 
-from autograder.confinement.preprocessors import ConfinedExecute, IssueSeal, ScrubGraderSource, VerifySeals  # noqa: E402
+from autograder.confinement.preprocessors import ConfinedExecute, ScrubGraderSource  # noqa: E402
 
 # ConfinedExecute: nbgrader's Execute, each kernel in a private view of the machine as
 # a user of its own (autograder/confinement/jail.py), and a dead kernel costs only unfinished cells;
-# the grade cells of assignments judged outside the kernel are judged here, in nbgrader's process,
-# while the kernel only serves calls (autograder/grading/judge.py).
-# IssueSeal/VerifySeals: a graded cell judged in the kernel scores only if the course's own grade()
-# sealed its points with a key this notebook's kernel alone received (autograder/confinement/seal.py).
+# every grade cell is judged here, in nbgrader's process, while the kernel only serves calls
+# (autograder/grading/judge.py): the cell's points are the judge's, never the kernel's word.
 c.Autograde.autograde_preprocessors = [
-    IssueSeal, ConfinedExecute, VerifySeals, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor,
+    ConfinedExecute, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor,
     LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
 ]

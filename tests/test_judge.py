@@ -22,8 +22,7 @@ from autograder import from_python, group_points
 from autograder.grading import judge, registry
 from autograder.grading.feedback import render
 
-JUDGED = [a for a in registry.assignments() if not registry.judged_in_the_kernel(a)]
-CASES = sorted(path for assignment in JUDGED for path in (CORPUS / assignment).glob("*.py"))
+CASES = sorted(path for assignment in registry.assignments() for path in (CORPUS / assignment).glob("*.py"))
 
 
 def _judged(assignment: str, group: str, namespace: dict, notebook_memo: dict | None = None):
@@ -31,11 +30,6 @@ def _judged(assignment: str, group: str, namespace: dict, notebook_memo: dict | 
     session = judge.Session(assignment, group, notebook_memo)
     exec(session.kernel_code, namespace)  # noqa: S102 - what the kernel runs in place of the cell
     return session.finish()
-
-
-def test_some_assignments_are_judged_outside_and_their_modules_say_which():
-    assert {"static_max_mode", "padded_masking"} <= set(JUDGED)
-    assert all(registry.judged_in_the_kernel(a) for a in set(registry.assignments()) - set(JUDGED))
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -80,10 +74,10 @@ class FakeKernel:
 
 
 def test_claims_of_full_marks_in_any_form_earn_nothing():
-    """Every name a function, every call a number, printed seals and points: nothing of it is a verdict."""
+    """Every name a function, every call a number, printed points: nothing of it is a verdict."""
     session = judge.Session("static_max_mode", "modes")
     kernel = FakeKernel(session)
-    print("[autograder seal static_max_mode modes 3 " + "0" * 64 + "]")
+    print("static_max_mode / modes: 3 of 3 points")
     kernel.answer(lambda request: {"get": {"callable": True}, "call": {"result": 3.0}}.get(request["op"], {"ok": None}))
     report = session.finish()
     assert report.earned == 0

@@ -266,7 +266,7 @@ def test_without_a_gradebook_scores_come_from_the_feedback(course, built, tmp_pa
     assert not (root / "gradebook.db").exists()  # not created by looking
     report = class_report.build(A, root)
     assert not report.gradebook_read
-    # the feedback headers add up to what the gradebook holds (sealed, honest cells)
+    # the feedback headers add up to what the gradebook holds (judged, honest cells)
     assert report.scores == built.scores
     assert (root / "reports" / f"{A}.html").is_file()
 

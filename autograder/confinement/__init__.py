@@ -1,6 +1,6 @@
 """Where a notebook runs: the jail (root, before the kernel), the sandbox (first
-import in the kernel), the kernel manager and preprocessors (nbgrader's process),
-and the seal that carries a grade from the kernel to nbgrader."""
+import in the kernel), the kernel manager and preprocessors (nbgrader's process), and
+every copy of the grading package a kernel must not read."""
 
 from pathlib import Path
 

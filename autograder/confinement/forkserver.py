@@ -52,12 +52,12 @@ import traceback
 
 from autograder.confinement import forkclient, jail
 
-#: Modules a grading kernel imports before its first cell; the graders come through the registry.
+#: Modules a grading kernel imports before its first cell (never a property module: the judge is outside).
 PRELOAD = (
     "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "IPython",
     "numpy", "jax", "jax.numpy", "hypothesis", "hypothesis.extra.numpy",
     "autograder.grading.grade", "autograder.grading.integrity", "autograder.grading.registry",
-    "autograder.grading.serve", "autograder.confinement.seal", "autograder.kit", "autograder.kit.compiles",
+    "autograder.grading.serve", "autograder.kit",
 )
 #: How the kernel's command starts ipykernel, after the interpreter: the one command this server runs.
 KERNEL_MODULE = ["-m", "ipykernel_launcher"]
@@ -77,11 +77,6 @@ def preload() -> None:
     before = dict(os.environ)
     for name in PRELOAD:
         importlib.import_module(name)
-    from autograder.grading import registry
-
-    for assignment in registry.assignments():
-        if registry.judged_in_the_kernel(assignment):  # the others are judged outside: never in a kernel
-            registry.properties_of(assignment)
     from autograder.kit import settings
 
     shutil.rmtree(settings.HOME, ignore_errors=True)  # each kernel makes it in its own /tmp

@@ -15,8 +15,6 @@ itself, with the same arguments. Still root and still single-threaded, it:
   it holds a hidden folder (the course's root on ``sys.path``, say);
 - puts the notebook's own folder back as an overlay: the kernel sees the student's
   files and may write beside them, but what it writes vanishes with the kernel;
-- moves nbgrader's seal key from its file into a pipe (the file lies in a /tmp
-  the kernel can no longer see);
 - and runs the kernel, which then drops to :func:`kernel_uid` once the sandbox
   has loaded and hidden the grader (:mod:`autograder.confinement.sandbox`).
 
@@ -35,8 +33,6 @@ from pathlib import Path
 PROCESSES = 256  # threads count too: XLA's pools need a few dozen
 UID_BASE = 1_000_000  # kernel_uid(pid): no account has it, no other kernel shares it
 UID_ENV = "AUTOGRADER_KERNEL_UID"
-KEY_FILE_ENV = "AUTOGRADER_SEAL_KEY_FILE"  # nbgrader_plugins.IssueSeal writes the key there
-KEY_FD_ENV = "AUTOGRADER_SEAL_KEY_FD"  # and the jail moves it into this pipe for autograder.confinement.seal
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
 SCRATCH = {"/tmp": "512m", "/var/tmp": "64m", "/dev/shm": "64m"}
 
@@ -97,20 +93,6 @@ def join_pids_cgroup(pid: int, member: int | None = None) -> Path | None:
     return None
 
 
-def _seal_key_to_pipe() -> None:
-    path = os.environ.pop(KEY_FILE_ENV, None)
-    if not path:
-        return
-    with contextlib.suppress(OSError):
-        key = Path(path).read_bytes()
-        Path(path).unlink()
-        read_end, write_end = os.pipe()
-        os.write(write_end, key)
-        os.close(write_end)
-        os.set_inheritable(read_end, True)
-        os.environ[KEY_FD_ENV] = str(read_end)
-
-
 def _overlay_of_cwd(cwd: str) -> str:
     """The working folder as an overlay on a scratch tmpfs, owned by the kernel's user."""
     layers = "/tmp/.autograder-notebook"
@@ -140,7 +122,6 @@ def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None) 
     owner = os.getpid() if owner is None else owner
     uid = kernel_uid(owner)
     join_pids_cgroup(owner, member=os.getpid())
-    _seal_key_to_pipe()
     _private_mount_namespace()
 
     hidden = [*hide, *SCRATCH]

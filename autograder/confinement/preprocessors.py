@@ -1,30 +1,24 @@
 """nbgrader preprocessors of this course, named in ``course_config.py``.
 
 They run in nbgrader's own process, around the kernel that executes the notebook,
-so nothing a student's code does in that kernel can skip them:
-:class:`IssueSeal` before it starts, :class:`ConfinedExecute` to run it (and to judge, in this
-process, the grade cells of the assignments judged outside the kernel: :mod:`autograder.grading.judge`),
-:class:`VerifySeals` and :class:`ScrubGraderSource` after it finished.
+so nothing a student's code does in that kernel can skip them: :class:`ConfinedExecute` runs
+it, and judges every grade cell here, in this process, while the kernel only serves calls
+(:mod:`autograder.grading.judge`); :class:`ScrubGraderSource` cleans the outputs after it finished.
 """
 
 from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import secrets
-import tempfile
 import time
 from functools import lru_cache
 
 from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from nbgrader.utils import is_grade, is_solution
 from traitlets import Unicode
 
-from autograder.confinement import seal as _seal
 from autograder.confinement import PACKAGE_ROOT
 from autograder.confinement.kernel_manager import ConfinedKernelManager
 from autograder.grading import feedback, judge, registry
@@ -111,66 +105,6 @@ class ScrubGraderSource(NbGraderPreprocessor):
         return cell, resources
 
 
-_KEY = "autograder_seal_key"
-#: The indices of the cells the judge wrote (ConfinedExecute), which carry no seal.
-JUDGED = "autograder_judged_cells"
-
-
-class IssueSeal(NbGraderPreprocessor):
-    """Before the kernel starts: a fresh key, in a file only the sandbox reads (then deletes)."""
-
-    def preprocess(self, nb, resources):
-        key = secrets.token_bytes(32)
-        handle, path = tempfile.mkstemp(prefix="autograder-seal-")
-        with os.fdopen(handle, "wb") as file:
-            file.write(key)
-        os.environ[_seal.KEY_FILE_ENV] = path
-        resources[_KEY] = (key, path)
-        return nb, resources
-
-
-class VerifySeals(NbGraderPreprocessor):
-    """After the kernel ran: a graded cell scores only with a valid seal for its own points."""
-
-    def preprocess(self, nb, resources):
-        key, path = resources.pop(_KEY, (None, None))
-        os.environ.pop(_seal.KEY_FILE_ENV, None)
-        if path and os.path.exists(path):
-            os.unlink(path)  # the sandbox never took it: no kernel, or no sandbox
-        judged = resources.pop(JUDGED, set())
-        if key is not None:
-            for index, cell in enumerate(nb.cells):
-                if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) and index not in judged:
-                    self._verify(cell, key)
-        return nb, resources
-
-    def _verify(self, cell, key):
-        call = GRADE_CALL.search(cell.source)
-        if call is None:
-            return  # a test cell without a hidden grader call is scored by nbgrader as usual
-        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
-        results = [o for o in cell.outputs if o.output_type == "execute_result"]
-        try:
-            points = float(results[-1].data["text/plain"])
-        except (IndexError, KeyError, ValueError):
-            points = None
-        errors = [o for o in cell.outputs if o.output_type == "error"]
-        if errors or (points is not None and _seal.check(key, text, call[1], call[2], points)):
-            for output in cell.outputs:
-                if output.output_type == "stream":
-                    output.text = _seal.strip(output.text)
-            # grade() shows its feedback as a display output; the stream held only the seal
-            cell.outputs = [o for o in cell.outputs if o.output_type != "stream" or o.text.strip()]
-            return
-        cell.outputs = [new_output(
-            "error",
-            ename="GradingTampered",
-            evalue="this graded cell's result did not come from the course's grader, so it scores zero "
-            "(the notebook replaced or bypassed the grading code, or the kernel stopped before grading)",
-            traceback=["GradingTampered: this graded cell's result did not come from the course's grader."],
-        )]
-
-
 class ConfinedExecute(Execute):
     """nbgrader's Execute, with confined kernels (:mod:`autograder.confinement.kernel_manager`), and a kernel
     that dies costing only the cells it did not finish.
@@ -228,9 +162,9 @@ class ConfinedExecute(Execute):
     def _run_cell(self, cell, resources, index):
         if self._died is None:
             try:
-                judged = _judged_outside(cell)
-                if judged is not None:
-                    return self._judge_cell(cell, resources, index, *judged)
+                call = _grade_call(cell)
+                if call is not None:
+                    return self._judge_cell(cell, resources, index, *call)
                 return super().preprocess_cell(cell, resources, index)
             except DeadKernelError:
                 how = self.km.exit_description() if hasattr(self.km, "exit_description") else "it stopped"
@@ -245,6 +179,13 @@ class ConfinedExecute(Execute):
         """A grade cell judged in this process (:mod:`autograder.grading.judge`): the kernel runs
         only the serving call in place of the cell's source; the judge's report becomes the
         cell's outputs, its feedback and its points, whatever the kernel printed meanwhile."""
+        try:
+            registry.properties_of(assignment, group)
+        except (ValueError, ImportError) as error:  # the course's own grade cell names no group it has
+            self.log.error("grade cell %d: %s", index, error)
+            cell.outputs = [new_output("error", ename="GradeCellUnknown", evalue=str(error),
+                                       traceback=[f"GradeCellUnknown: {error}"])]
+            return cell, resources
         session = judge.Session(assignment, group, self._notebook_memo)
         source = cell.source
         cell.source = session.kernel_code
@@ -260,18 +201,16 @@ class ConfinedExecute(Execute):
             *(errors or [new_output("execute_result", data={"text/plain": repr(float(report.earned))},
                                     execution_count=cell.get("execution_count"))]),
         ]
-        resources.setdefault(JUDGED, set()).add(index)
         return cell, resources
 
 
-def _judged_outside(cell) -> tuple[str, str] | None:
-    """The assignment and group of a grade cell judged outside the kernel, else None."""
+def _grade_call(cell) -> tuple[str, str] | None:
+    """The assignment and group a grade cell's hidden region grades, else None (a test cell of
+    the instructor's own, with no call of the course's grader, runs and is scored as nbgrader does)."""
     if not is_autograder_test(cell):
         return None
     call = GRADE_CALL.search(cell.source)
-    if call is None or registry.judged_in_the_kernel(call[1]):
-        return None
-    return call[1], call[2]
+    return None if call is None else (call[1], call[2])
 
 
 def _died(message: str):

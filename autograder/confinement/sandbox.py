@@ -11,10 +11,9 @@ first in the kernel and:
 - caps the number of processes and threads the kernel and its children may hold,
   with a Linux ``pids`` cgroup (made by :mod:`autograder.confinement.jail` when nbgrader started
   the kernel through it, else here), else with ``RLIMIT_NPROC``;
-- imports what grading needs and records the genuine grading objects
+- imports what serving the judge needs (:mod:`autograder.grading.serve`; no property module,
+  the properties run outside the kernel) and records the genuine grading objects
   (:mod:`autograder.grading.integrity`), so later patching by the notebook is reported;
-- takes the key nbgrader issued for sealing this notebook's results
-  (:mod:`autograder.confinement.seal`) before any student code can read it;
 - in a kernel the jail started: hides the grading package's files (they are loaded
   now) and gives up root for the user the jail chose, in every thread, so the
   notebook cannot undo any of the above, see the course, or keep privileges.
@@ -72,16 +71,11 @@ def confine() -> None:
     _limit(resource.RLIMIT_FSIZE, FILE_BYTES)
     _limit(resource.RLIMIT_CORE, 0)
     _cap_processes()
-    # Import what grading uses now, before the notebook can touch it.
-    from autograder.grading import grade as _grade
+    # Import what serving the judge uses now, before the notebook can touch it (never a property
+    # module: the properties run outside the kernel, autograder/grading/judge.py).
+    import autograder  # noqa: F401 - the package's names, in the tamper baseline
     from autograder.grading import integrity as _integrity
-    from autograder.grading import registry, serve  # noqa: F401 - serve answers the judge of the other assignments
-    from autograder.confinement import seal as _seal
-    from autograder.kit import compiles  # noqa: F401 - what serve observes with
-    for assignment in registry.assignments():
-        if registry.judged_in_the_kernel(assignment):  # never the others: their judge is outside
-            registry.properties_of(assignment)
-    _grade._sealer = _seal.install(_grade.grade.__code__)
+    from autograder.grading import serve  # noqa: F401 - answers the judge's requests
     _integrity.record_baseline()
     if _jail.UID_ENV in os.environ:
         try:

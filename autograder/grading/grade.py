@@ -30,15 +30,13 @@ def run_group(assignment: str, group: str, submission) -> GroupReport:
 #: In a kernel, what properties note for the notebook's later grade cells (Submission.notebook_memo).
 _NOTEBOOK_MEMO: dict = {}
 
-#: Set by the kernel sandbox (autograder.confinement.seal.install) when nbgrader issued a key.
-_sealer = None
-
 
 def grade(assignment: str, group: str, namespace: dict) -> float:
     """The call a hidden test region makes: print feedback, return the points earned.
 
-    The returned number is the cell's value, which nbgrader reads as partial credit.
-    Under autograde the output also carries a seal that nbgrader's process checks.
+    This is the cell run as it is, properties and student code in one process: an instructor's
+    own Jupyter, the course check. Under autograde no kernel runs it: nbgrader's process judges the
+    cell (:mod:`autograder.grading.judge`) and the kernel only serves calls.
     """
     submission = Submission(namespace)
     submission.notebook_memo = _NOTEBOOK_MEMO  # a kernel runs one notebook: its grade cells share this
@@ -46,8 +44,6 @@ def grade(assignment: str, group: str, namespace: dict) -> float:
     _show(report)
     # Checked again here: a patched report class could claim points its results lack.
     earned = 0.0 if tampered() else report.earned
-    if _sealer is not None:
-        print(_sealer(assignment, group, earned))
     return earned
 
 

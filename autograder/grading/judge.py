@@ -1,7 +1,6 @@
 """The judge: a grade cell's properties run outside the kernel that runs the student's code.
 
-In nbgrader's process. For a grade cell of an assignment judged outside the kernel (every one
-but those whose property module says ``JUDGED_IN_THE_KERNEL = True``), nbgrader's preprocessor
+In nbgrader's process. For every grade cell that calls the course's grader, nbgrader's preprocessor
 (:class:`autograder.confinement.preprocessors.ConfinedExecute`) opens a :class:`Session`: a socket
 on the loopback address, a fresh token, and a thread that waits for the kernel. It then runs, in
 place of the cell's source, one call of :func:`autograder.grading.serve.serve`, which connects and
@@ -50,13 +49,12 @@ _FINISH_SECONDS = 30.0
 
 
 def preload() -> None:
-    """Import the property modules judged here (and with them JAX and hypothesis) now: a process
-    that forks grading workers pays for them once. Starts no JAX backend and no thread."""
-    from autograder.grading.registry import assignments, judged_in_the_kernel
+    """Import the property modules (and with them JAX and hypothesis) now: a process that forks
+    grading workers pays for them once. Starts no JAX backend and no thread."""
+    from autograder.grading.registry import assignments
 
     for assignment in assignments():
-        if not judged_in_the_kernel(assignment):
-            properties_of(assignment)
+        properties_of(assignment)
 
 
 class KernelGone(PropertyFailure):

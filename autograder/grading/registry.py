@@ -54,27 +54,6 @@ def module_name(assignment: str) -> str:
     return f"{PROPERTIES_PACKAGE}.{MODULE_PREFIX}{assignment}"
 
 
-#: A property module that sets this to True is judged in the kernel, beside the student's code,
-#: as every assignment was before the judge left the kernel; every other assignment is judged in
-#: nbgrader's process (:mod:`autograder.grading.judge`) and its property module is never imported
-#: in a grading kernel.
-IN_THE_KERNEL = "JUDGED_IN_THE_KERNEL"
-
-
-@functools.cache
-def judged_in_the_kernel(assignment: str) -> bool:
-    """Whether ``assignment``'s properties run in the kernel, read from its module's source
-    without importing it (a kernel must not import the others)."""
-    spec = importlib.util.find_spec(module_name(assignment)) if assignment in assignments() else None
-    if spec is None or not spec.origin:
-        return True  # no such module: grade() in the kernel names the problem
-    for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body:
-        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-                and any(isinstance(t, ast.Name) and t.id == IN_THE_KERNEL for t in node.targets)):
-            return node.value.value is True
-    return False
-
-
 def properties_of(assignment: str, group: str | None = None) -> tuple[Property, ...]:
     """The properties of an assignment (optionally one group), in source order."""
     if assignment not in assignments():

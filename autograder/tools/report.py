@@ -60,11 +60,10 @@ MEMORY_LIMIT = "memory limit"
 DEAD_KERNEL = "dead kernel"
 TAMPERING = "tampering"
 #: Error outputs nbgrader's side writes into a cell (ename -> kind):
-#: KernelDied and GradingTampered by autograder.confinement.preprocessors, CellTimeoutError and
-#: KeyboardInterrupt by nbgrader's Execute when a cell runs past ``Execute.timeout``.
+#: KernelDied by autograder.confinement.preprocessors, CellTimeoutError and KeyboardInterrupt by
+#: nbgrader's Execute when a cell runs past ``Execute.timeout``.
 _ERROR_KINDS = {
     "KernelDied": DEAD_KERNEL,
-    "GradingTampered": TAMPERING,
     "CellTimeoutError": TIME_LIMIT,
     "KeyboardInterrupt": TIME_LIMIT,
     "MemoryError": MEMORY_LIMIT,

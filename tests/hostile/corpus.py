@@ -216,7 +216,7 @@ fake.grade = lambda assignment, group, namespace: {"failure": 1, "repair": 3, "t
 sys.modules["autograder"] = fake
 '''
 
-#: The same, against an assignment still judged in the kernel, where the seal is what defeats it.
+#: The same, against a second assignment.
 FAKE_MODULE_FOR_LOOPS = FAKE_MODULE.replace(
     '{"failure": 1, "repair": 3, "traces": 2}', '{"rolled": 2, "counting": 2, "pytree": 2}')
 
@@ -259,9 +259,9 @@ with open(hidden_checks.__file__) as source:
 
 GRADER_AS_LIST = '''
 import inspect
-import autograder.confinement.seal
+import autograder.grading.serve
 
-inspect.getsource(autograder.confinement.seal).splitlines()
+inspect.getsource(autograder.grading.serve).splitlines()
 '''
 
 #: Handed in as ``hypothesis/__init__.py`` next to the notebook: the kernel's working
@@ -588,7 +588,7 @@ CORPUS = (
         zero(SMM), feedback=r"relies on \(`jax\._src\.monitoring\._event_duration_secs_listeners`\)",
     ),
     Hostile(
-        # Named in the brief as a known gap; once defeated by the seal, now by the judge outside the
+        # Named in the brief as a known gap; once defeated by a seal, now by the judge outside the
         # kernel: the fake `grade` is never what scores a cell, the stubs earn nothing, and the kernel
         # reports the replaced module.
         "fake-autograder-module", BR,
@@ -596,9 +596,9 @@ CORPUS = (
         zero(BR), feedback=r"Tampering: the notebook replaced objects the grader relies on \(`autograder\.GroupReport`",
     ),
     Hostile(
-        "fake-autograder-module-in-kernel", LP,
+        "fake-autograder-module-loops", LP,
         stub("rolled", "count_equations", "quantise_jitted") + (insert_after("imports", FAKE_MODULE_FOR_LOOPS),),
-        zero(LP), feedback=r"GradingTampered: this graded cell's result did not come from the course's grader",
+        zero(LP), feedback=r"Tampering: the notebook replaced objects the grader relies on \(`autograder\.GroupReport`",
     ),
     Hostile(
         # The kernel's display of a number is nothing to the judge, which writes each cell's points
@@ -633,16 +633,16 @@ CORPUS = (
         points(SMM, test_modes=0, test_errors=0), feedback=r'FAIL  mode "sum" agrees with NumPy',
         files={"hypothesis/__init__.py": HYPOTHESIS_SHIM},
     ),
-    # -- the grader's own objects: patched, looked alike, or its seal key dug out
+    # -- the grader's own objects: patched, looked alike, or a key dug out of them
     Hostile(
         "inflates-group-report", LE, stub("observed_call") + (insert_after("observed_call", INFLATES_REPORT),),
         zero(LE), feedback=r"replaced objects the grader relies on \(.*`autograder\.grading\.results\.GroupReport\.earned`",
     ),
     Hostile(
-        # The seal key is still in the kernel (the assignments judged in it use it), but this
-        # assignment's verdict is the judge's, outside the kernel: a forged seal buys nothing.
+        # The entry that forged the seal of the kernel's grade(), once the one strict xfail: with every
+        # verdict the judge's, outside the kernel, there is no seal, no key, and nothing to forge.
         "forges-seals", PM, stub("pad_batch", "masked_objective") + (insert_after("imports", FORGES_SEALS),),
-        zero(PM), feedback=r"_sealer\.__closure__",
+        zero(PM), feedback=r"has no attribute '_sealer'",
     ),
     Hostile(
         "digs-into-the-judge", PM, stub("pad_batch", "masked_objective") + (insert_after("imports", DIGS_INTO_THE_JUDGE),),
