@@ -160,6 +160,15 @@ def test_a_property_module_importing_the_graders_internals(course):
                             "autograder.kit (its face lists everything an author may use)")
 
 
+def test_a_property_module_reaching_into_the_notebooks_namespace(course):
+    module = course / "autograder" / "properties" / f"test_{A}.py"
+    text = module.read_text()
+    module.write_text(text + "\n\ndef _peek(submission):\n    return submission.namespace.get('x')\n")
+    (problem,) = lines(course)
+    assert problem.startswith(f"autograder/properties/test_{A}.py, line ")
+    assert ": reads `.namespace`; under autograde the notebook's names live in its kernel" in problem
+
+
 def test_a_notebook_without_properties_and_properties_without_a_notebook(course):
     shutil.copytree(course / f"source/{A}", course / "source/extra")
     (course / "source/extra" / f"{A}.ipynb").rename(course / "source/extra/extra.ipynb")

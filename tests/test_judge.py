@@ -19,8 +19,10 @@ import pytest
 from test_graders import CORPUS, assert_as_declared
 
 from autograder import from_python, group_points
-from autograder.grading import judge, registry
+from autograder.grading import judge, registry, wire
 from autograder.grading.feedback import render
+from autograder.kit import jaxprs, programs
+from autograder.kit.handed import Compiled, Thunk
 
 CASES = sorted(path for assignment in registry.assignments() for path in (CORPUS / assignment).glob("*.py"))
 
@@ -100,6 +102,11 @@ def test_a_wrong_token_is_turned_away_and_the_right_one_served():
     json.dumps({"result": {"t": "jax", "dtype": "object", "shape": [1], "data": ""}}).encode() + b"\n",
     json.dumps({"result": {"t": "np", "dtype": "float32", "shape": [1000], "data": base64.b64encode(b"1234").decode()}}).encode() + b"\n",
     json.dumps({"result": {"t": "pickle", "v": "gASVAAAAAAAAAAB9lC4="}}).encode() + b"\n",
+    # what a judge hands a kernel, sent back: the judge's process builds no code from a kernel's words
+    json.dumps({"result": {"t": "program", "parts": [["ops", 1]], "arity": 1}}).encode() + b"\n",
+    json.dumps({"result": {"t": "compiled", "data": "AAAA", "parameters": ["x"]}}).encode() + b"\n",
+    json.dumps({"result": {"t": "thunk", "program": "p", "recipe": [[["ops", 1]], 2],
+                           "actions": [["call", 3, "weak"]]}}).encode() + b"\n",
 ])
 def test_what_the_protocol_does_not_allow_fails_the_check_with_the_kernel_named(garbage):
     session = judge.Session("static_max_mode", "modes")
@@ -195,3 +202,56 @@ def test_connections_that_say_nothing_do_not_hold_up_the_kernel():
         connection.close()
     assert report.earned == 1
     assert waited < judge._HELLO_SECONDS
+
+
+def test_what_a_judge_hands_over_is_rebuilt_only_in_a_kernel():
+    import jax
+    import jax.numpy as jnp
+
+    thunk = Thunk("a program", ((("ops", 1),), 2), (("call", 3, "weak"), ("trace", 5, "strong")))
+    generated = programs.program((("ops", 1), ("scan", 3, (("ops", 2),))), 1)
+    step = Compiled(lambda theta, lr: theta - lr * theta, jax.ShapeDtypeStruct((3,), jnp.float32),
+                    jax.ShapeDtypeStruct((), jnp.float32, weak_type=True))
+    handed: list = []
+    data = wire.loads(wire.dumps({"v": wire.encode([thunk, generated, step], handed=handed)}))["v"]
+    assert handed == [thunk]
+    with pytest.raises(wire.WireError, match="handed to a kernel, never sent by one"):
+        wire.decode(data)  # what a kernel sends: the judge's process builds nothing of it
+    handing = wire.Handing()
+    rebuilt, regenerated, restep = wire.decode(data, handing=handing)
+    assert handing.made == [rebuilt] and rebuilt is not thunk
+    rebuilt()
+    assert rebuilt.report() == {"calls": 1}
+    thunk.absorb(rebuilt.report())
+    assert thunk.calls == 1
+    x = jnp.linspace(-1.0, 1.0, 3, dtype=jnp.float32)
+    assert jaxprs.count_recursive(jax.make_jaxpr(regenerated)(x)) == jaxprs.count_recursive(jax.make_jaxpr(generated)(x))
+    assert jnp.allclose(restep(x, lr=0.5), x - 0.5 * x)  # by keyword too, as the function was written
+
+
+def _nested_jits(depth: int) -> list:
+    parts: list = [["ops", 1]]
+    for _ in range(depth):
+        parts = [["jit", parts]]
+    return parts
+
+
+@pytest.mark.parametrize("parts", [
+    [["ops", 10_000]], [["scan", 3]], [["nope", 1]], [["ops", True]], "ops", _nested_jits(9),
+])
+def test_a_description_outside_the_grammar_is_refused(parts):
+    with pytest.raises(programs.ProgramError):
+        programs.checked(parts)
+
+
+def test_a_jaxpr_outline_counts_as_the_jaxpr_does():
+    import jax
+
+    fn = programs.program((("ops", 2), ("cond", (("ops", 1),), (("while", (("ops", 3),)),)), ("jit", (("ops", 1),))), 2)
+    x = jax.numpy.ones(4)
+    closed = jax.make_jaxpr(fn)(x, x)
+    seen = wire.decode(wire.loads(wire.dumps({"v": wire.encode(closed)}))["v"])
+    assert isinstance(seen, jaxprs.Outline)
+    assert jaxprs.count_recursive(seen) == jaxprs.count_recursive(closed) > jaxprs.count_top_level(seen)
+    assert jaxprs.primitive_counts(seen) == jaxprs.primitive_counts(closed)
+    assert [e.primitive.name for e in jaxprs.staged_loops(seen)] == ["while"]

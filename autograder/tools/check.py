@@ -134,6 +134,12 @@ def _imports(layout: Layout, assignment: str) -> list[Problem]:
                     f"{layout.rel(path)}, line {node.lineno}", f"imports {name!r}",
                     f"import what a property needs from {KIT} (its face lists everything an author may use)",
                 ))
+        if isinstance(node, ast.Attribute) and node.attr == "namespace":
+            problems.append(Problem(
+                f"{layout.rel(path)}, line {node.lineno}", "reads `.namespace`",
+                "under autograde the notebook's names live in its kernel, not beside the properties: read them "
+                "with submission.get, bind one with submission.replaced (docs/authoring.md)",
+            ))
     return problems
 
 
