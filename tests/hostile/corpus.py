@@ -614,10 +614,10 @@ CORPUS = (
         points(SMM, test_modes=0, test_traces=0), feedback=r"JAX traced none of your code: it is not compiled with `jax\.jit`",
     ),
     Hostile(
-        # The grading package's files are hidden from the kernel once it is loaded, and the
-        # properties of an assignment judged outside the kernel were never loaded in it.
+        # The grading package's files are hidden from the kernel once it is loaded, and no
+        # property module is ever loaded in a kernel: the properties run outside it.
         "prints-grader-source", PM, (insert_after("masked_objective", PRINTS_GRADER),),
-        points(PM), feedback=r"No module named 'autograder\.properties\.test_padded_masking'",
+        points(PM), feedback=r"No module named 'autograder\.properties'",
     ),
     Hostile(
         "grader-source-as-a-list", LE, (insert_after("observed_call", GRADER_AS_LIST),),
