@@ -7,12 +7,10 @@ A property is a pytest test function marked with :func:`prop`.
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
 import importlib.util
 import pkgutil
-from pathlib import Path
 
 from autograder.grading.results import Property
 

@@ -85,8 +85,11 @@ class Agent:
                 thunk = wire.decode(request["thunk"], handing=handing)
                 if not isinstance(thunk, Thunk):
                     raise ValueError("only a thunk runs")
-                with quiet():
-                    thunk()
+                try:
+                    with quiet():
+                        thunk()
+                except Exception as error:  # noqa: BLE001 - the notebook may have broken what a thunk uses
+                    return {"failure": _failure(as_failure(error))}
                 return {"ok": None, "handed": [made.report() for made in handing.made]}
             if op == "clear_cache":
                 fn = self.submission.function(str(request["name"]))

@@ -73,20 +73,22 @@ class Handing:
 
 def encode(x, depth: int = 0, handed: list | None = None):
     """A JSON-able form of ``x`` (see the module doc); whatever ``x`` does when looked at.
-    Thunks met on the way are appended to ``handed``, in the order the kernel will meet them."""
+
+    ``handed`` is the judge's: with it, what the judge hands over travels as such, and the thunks
+    met on the way are appended to it, in the order the kernel will meet them. Without it (a
+    kernel's result), a thunk or a read the student's code sends back is only described."""
     try:
         return _encode(x, depth, handed)
     except Exception:  # noqa: BLE001 - a student's object may raise anything from any attribute
         return {"t": "described", "kind": "an object that cannot be looked at", "text": "?"}
 
 
-def _encode_handed(x, handed: list | None):
+def _encode_handed(x, handed: list):
     """The wire form of what a judge hands over, or None if ``x`` is none of that."""
     if isinstance(x, handed_kit.Compiled):
         return {"t": "compiled", "data": x.serialized(), "parameters": list(x.parameters)}
     if isinstance(x, handed_kit.Thunk):
-        if handed is not None:
-            handed.append(x)
+        handed.append(x)
         return {"t": "thunk", **x.to_data()}
     if getattr(x, "__func__", None) is host_reads.HostReads.read:
         return {"t": "read"}
@@ -111,7 +113,7 @@ def _encode(x, depth: int, handed: list | None = None):
         return _encode_array(x)
     if isinstance(x, np.dtype) and x.name in DTYPES:
         return {"t": "dtype", "name": x.name}
-    handed_form = _encode_handed(x, handed)
+    handed_form = None if handed is None else _encode_handed(x, handed)
     if handed_form is not None:
         return handed_form
     if jaxprs.is_jaxpr(x):
