@@ -13,6 +13,8 @@ import base64
 import json
 import re
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -255,3 +257,13 @@ def test_a_jaxpr_outline_counts_as_the_jaxpr_does():
     assert jaxprs.count_recursive(seen) == jaxprs.count_recursive(closed) > jaxprs.count_top_level(seen)
     assert jaxprs.primitive_counts(seen) == jaxprs.primitive_counts(closed)
     assert [e.primitive.name for e in jaxprs.staged_loops(seen)] == ["while"]
+
+
+def test_preloading_every_property_module_starts_no_jax_backend():
+    """A parallel worker imports every property module (judge.preload), then forks itself: JAX's
+    backend and its threads do not survive a fork, and a forked worker's JAX would hang. (Exporting
+    the grader's step at import did exactly that; it is exported on first use now.)"""
+    probe = ("from autograder.grading import judge; judge.preload(); import threading; "
+             "from jax._src import xla_bridge; print(bool(xla_bridge._backends), threading.active_count())")
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert shown == ["False", "1"]

@@ -37,18 +37,27 @@ class HandedError(ValueError):
 
 class Compiled:
     """A jitted function of the grader's at given abstract inputs (``jax.ShapeDtypeStruct``,
-    symbolic sizes allowed), callable like the function, and travelling as its exported program."""
+    symbolic sizes allowed), callable like the function, and travelling as its exported program.
+
+    It is exported when first called or sent, never when made: exporting starts JAX's backend and
+    its threads, and a property module is imported before a process forks its grading workers."""
 
     def __init__(self, fn, *avals):
-        from jax import export
-
-        self._exported = export.export(jax.jit(fn))(*avals)
+        self._fn, self._avals = fn, avals
+        self._exported = self._call = None
         self._serialized: bytes | None = None
-        self._call = jax.jit(self._exported.call)
         self.parameters = tuple(inspect.signature(fn).parameters)
+
+    def _export(self) -> None:
+        if self._exported is None:
+            from jax import export
+
+            self._exported = export.export(jax.jit(self._fn))(*self._avals)
+            self._call = jax.jit(self._exported.call)
 
     def __call__(self, *args, **kwargs):
         """Called as the function would be, its arguments by position or by name."""
+        self._export()
         signature = inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                                        for name in self.parameters])
         return self._call(*signature.bind(*args, **kwargs).args)
@@ -59,6 +68,7 @@ class Compiled:
     def serialized(self) -> str:
         """The exported program, as text (base64)."""
         if self._serialized is None:
+            self._export()
             self._serialized = self._exported.serialize()
         return base64.b64encode(self._serialized).decode("ascii")
 
