@@ -17,6 +17,7 @@ A kernel judged from outside (:mod:`autograder.grading.judge`) gets each as data
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import inspect
 
@@ -55,12 +56,15 @@ class Compiled:
             self._exported = export.export(jax.jit(self._fn))(*self._avals)
             self._call = jax.jit(self._exported.call)
 
+    @functools.cached_property
+    def _signature(self) -> inspect.Signature:
+        return inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                  for name in self.parameters])
+
     def __call__(self, *args, **kwargs):
         """Called as the function would be, its arguments by position or by name."""
         self._export()
-        signature = inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                                       for name in self.parameters])
-        return self._call(*signature.bind(*args, **kwargs).args)
+        return self._call(*self._signature.bind(*args, **kwargs).args)
 
     def __repr__(self) -> str:
         return "<the grader's compiled step>"
