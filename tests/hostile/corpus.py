@@ -16,11 +16,9 @@ of the defended behaviour is a strict xfail that flips once the gap is closed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import importlib
 
 from .notebooks import (
-    Build,
     append,
     delete,
     insert_after,
@@ -33,62 +31,7 @@ from .notebooks import (
     stub,
     with_junk_markdown,
 )
-
-SMM, PM, BR, LE = "static_max_mode", "padded_masking", "branch_repair", "ledger_extension"
-HS, LP, CM = "host_sync", "loops", "cache_misses"
-
-#: Points of each autograded cell, as the source notebooks give them (checked by the test).
-FULL = {
-    SMM: {"test_modes": 3, "test_errors": 1, "test_traces": 2},
-    PM: {"test_padding": 2, "test_objective": 3, "test_traces": 1},
-    BR: {"test_failure": 1, "test_repair": 3, "test_traces": 2},
-    LE: {"test_rows": 2, "test_traces": 3, "test_sixteen": 1},
-    HS: {"test_step": 2, "test_reads": 4, "test_traces": 2, "test_ledger": 2},
-    LP: {"test_rolled": 2, "test_counting": 2, "test_pytree": 2},
-    CM: {"test_repairs": 3, "test_traces": 2, "test_causes": 2},
-}
-NOT_GRADED = "not graded"
-Scores = Mapping[str, float | None] | str
-
-
-def points(assignment: str, **cells: float | None) -> dict[str, float | None]:
-    """Full points of every autograded cell, except the cells named."""
-    unknown = set(cells) - set(FULL[assignment])
-    if unknown:
-        raise KeyError(f"{assignment} has no autograded cells {sorted(unknown)}")
-    return {**FULL[assignment], **cells}
-
-
-def zero(assignment: str) -> dict[str, float]:
-    return dict.fromkeys(FULL[assignment], 0)
-
-
-@dataclass(frozen=True)
-class Gap:
-    """What the course does not defend yet, and what it does today instead."""
-
-    why: str
-    today: Scores  # the scores today, which differ from the entry's
-
-
-@dataclass(frozen=True)
-class Hostile:
-    name: str
-    assignment: str
-    build: Build
-    scores: Scores
-    feedback: str
-    gap: Gap | None = None
-    #: Files handed in next to the notebook (relative path -> text).
-    files: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def student(self) -> str:
-        return f"h-{self.name}"
-
-    @property
-    def scores_today(self) -> Scores:
-        return self.gap.today if self.gap else self.scores
+from .model import BR, CM, FULL, HS, LE, LP, NOT_GRADED, PM, SMM, Gap, Hostile, Scores, points, zero  # noqa: F401
 
 
 # ---------------------------------------------------------------- sources the entries put in cells
@@ -480,7 +423,7 @@ def _not_graded(assignment: str, name: str) -> str:
 
 # ---------------------------------------------------------------- the corpus
 
-CORPUS = (
+FIRST = (
     # -- time
     Hostile(
         "loop-in-answer-cell", SMM, (append("choose", "while True:  # polishing forever\n    pass"),),
@@ -685,5 +628,9 @@ CORPUS = (
     Hostile("huge-notebook", PM, with_junk_markdown(20), points(PM), feedback=r"padded_masking / traces: 1 of 1"),
 )
 
+#: One module per concern added since, each with its ENTRIES (see hostile.model).
+CONCERNS = ("isolation", "pages", "budgets", "forging")
+CORPUS = FIRST + tuple(entry for concern in CONCERNS
+                       for entry in importlib.import_module(f"hostile.{concern}").ENTRIES)
 BY_NAME = {entry.name: entry for entry in CORPUS}
 assert len(BY_NAME) == len(CORPUS), "corpus names repeat"
