@@ -5,7 +5,7 @@ when the run is stopped with Ctrl-C and started again?
 
 One PostgreSQL server (:mod:`postgres`), one scheduler and two worker processes with
 their nannies (:class:`~autograder.tools.parallel.localcluster.LocalCluster`, started
-as the README's recipe starts them, with ``allowed-failures`` 1). Two copies of one
+as docs/cluster.md's recipe starts them, with ``allowed-failures`` 1). Two copies of one
 scratch course with the submissions of ``test_parallel``: ``reference`` graded by plain
 ``nbgrader autograde`` into SQLite, ``cluster`` graded on the cluster into PostgreSQL:
 

@@ -18,7 +18,7 @@ solutions):
 A copy that nothing on this machine's paths names (a stray clone) is not found here; the jail
 hides it anyway when it lies in a top-level folder outside the operating system's
 (:func:`autograder.confinement.kernel_manager.outside_the_system`), so only one under ``/usr``
-or ``/var`` stays readable (the README's threat model says so).
+or ``/var`` stays readable (docs/threat-model.md says so).
 """
 
 from __future__ import annotations

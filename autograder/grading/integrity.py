@@ -10,7 +10,7 @@ marks, say). A kernel started without the sandbox (a student's own Jupyter, the
 project's tests) records its baseline at first import.
 
 Limit: the check itself runs in the notebook's process, so code written against
-this module's internals can still disarm it; that is in the README's threat model.
+this module's internals can still disarm it; that is in docs/threat-model.md.
 """
 
 from __future__ import annotations

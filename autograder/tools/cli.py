@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--scheduler", metavar="ADDRESS",
                        help="grade on the Dask cluster of this scheduler (tcp://HOST:8786) instead of here: "
                        "one task per student on the cluster's workers, which must mount the course folder at "
-                       "the same path (see the README's cluster recipe)")
+                       "the same path (see docs/cluster.md)")
 
     bench = commands.add_parser(
         "bench",

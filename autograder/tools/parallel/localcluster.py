@@ -1,6 +1,6 @@
 """A real Dask cluster on this machine: one scheduler process and one ``dask worker``
-process with N worker processes (each with its nanny), started as the README's cluster
-recipe starts them on real machines. For the tests and the benchmark.
+process with N worker processes (each with its nanny), started as the cluster
+recipe of docs/cluster.md starts them on real machines. For the tests and the benchmark.
 
     with LocalCluster(folder, workers=2) as cluster:
         cluster.address           # tcp://127.0.0.1:PORT, for --scheduler
