@@ -16,7 +16,8 @@ asks for, forks:
 - the *kernel*, single-threaded as the jail needs. It takes the client's
   streams and environment, closes every other descriptor, draws new random
   seeds, builds the jail (:func:`autograder.confinement.jail.enter`, keyed to the
-  client's pid, whose user and cgroup nbgrader cleans up after), and runs
+  client's pid, whose user and cgroup nbgrader cleans up after; its own network,
+  IPC and mount namespaces, as a kernel started afresh gets), and runs
   IPKernelApp, whose first line imports the sandbox as in any grading kernel.
 
 Each kernel is a new fork of the server, never reused, so nothing of one
@@ -218,7 +219,8 @@ def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
     arguments = jail.parse_arguments(request["argv"])
     if arguments.kernel[1:3] != KERNEL_MODULE:
         raise RuntimeError(f"not an ipykernel command: {arguments.kernel!r}")
-    uid = jail.enter(arguments.cwd, arguments.hide, arguments.keep, owner=request["pid"])
+    uid = jail.enter(arguments.cwd, arguments.hide, arguments.keep, owner=request["pid"],
+                     private=arguments.private, sockets=arguments.sockets)
     os.environ[jail.UID_ENV] = str(uid)
 
     from autograder.kit import settings

@@ -1,18 +1,26 @@
 """Start a grading kernel in a private view of the machine, as a user of its own.
 
 nbgrader's process (:mod:`autograder.confinement.kernel_manager`) runs this file in place of the
-kernel's command, as ``python jail.py --cwd DIR --hide P --keep P -- KERNEL...``; a kernel
+kernel's command, as ``python jail.py --cwd DIR --hide P --keep P --private P --sockets DIR -- KERNEL...``; a kernel
 forked from the fork server (:mod:`autograder.confinement.forkserver`) calls :func:`enter`
 itself, with the same arguments. Still root and still single-threaded, it:
 
 - joins a ``pids`` cgroup of its own, capped at :data:`PROCESSES` (a fork bomb
   stops there, and nbgrader kills what is left in it after the notebook);
+- enters a network namespace of its own (a loopback device of its own and nothing
+  else: no port of the machine, of nbgrader or of another kernel is reachable) and an
+  IPC namespace of its own (System V IPC and POSIX message queues, gone with it);
 - enters a mount namespace of its own, where each ``--hide`` folder (the course
   with its gradebook, source/ and every submission; the exchange; root's home; the
-  course repository) is an empty folder, and ``/tmp``, ``/var/tmp`` and ``/dev/shm``
-  are private and small; only each ``--keep`` path (Python, its packages, the
-  grading package, the kernel's connection file) is put back, read-only, unless
-  it holds a hidden folder (the course's root on ``sys.path``, say);
+  course repository) is an empty folder, and ``/tmp``, ``/var/tmp``, ``/dev/shm`` and
+  each ``--private`` folder (every world-writable folder of the machine, found by
+  :func:`autograder.confinement.kernel_manager.world_writable`) are private and small;
+  only each ``--keep`` path (Python, its packages, the grading package, the kernel's
+  connection file) is put back, read-only, unless it holds a hidden folder (the
+  course's root on ``sys.path``, say);
+- binds the ``--sockets`` folder (nbgrader's, made for this kernel alone) back, owned
+  by the kernel's user: the kernel's ZMQ sockets and the judge's socket are files there,
+  and no other kernel sees it;
 - puts the notebook's own folder back as an overlay: the kernel sees the student's
   files and may write beside them, but what it writes vanishes with the kernel;
 - and runs the kernel, which then drops to :func:`kernel_uid` once the sandbox
@@ -35,8 +43,12 @@ UID_BASE = 1_000_000  # kernel_uid(pid): no account has it, no other kernel shar
 UID_ENV = "AUTOGRADER_KERNEL_UID"
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
 SCRATCH = {"/tmp": "512m", "/var/tmp": "64m", "/dev/shm": "64m"}
+#: Size of the tmpfs over each other world-writable folder (``--private``): ``/run/lock`` and the like.
+PRIVATE_SIZE = "16m"
+MQUEUE = "/dev/mqueue"
 
-_CLONE_NEWNS = 0x00020000
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x40000000
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -105,36 +117,69 @@ def _overlay_of_cwd(cwd: str) -> str:
     return f"{layers}/merged"
 
 
+def _unshare(flags: int, names: str) -> None:
+    if _libc.unshare(flags) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"unshare({names}): {os.strerror(errno)}")
+
+
 def _private_mount_namespace() -> None:
     """A mount namespace of this process's own, whose mounts no other process sees."""
-    if _libc.unshare(_CLONE_NEWNS) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"unshare(CLONE_NEWNS): {os.strerror(errno)}")
+    _unshare(_CLONE_NEWNS, "CLONE_NEWNS")
     mount(None, "/", None, _MS_REC | _MS_PRIVATE)
 
 
-def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None) -> int:
+def _private_network_and_ipc() -> None:
+    """A network namespace of this process's own (its own loopback, brought up, and no other
+    device: nothing of the machine's loopback, nbgrader's or another kernel's, is reachable) and
+    an IPC namespace of its own (System V shared memory, semaphores and message queues, POSIX
+    message queues: the kernel sees only its own, and they are destroyed with it)."""
+    _unshare(_CLONE_NEWNET | _CLONE_NEWIPC, "CLONE_NEWNET | CLONE_NEWIPC")
+    import fcntl
+    import socket
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sh22x", b"lo", 0)
+        flags = struct.unpack("16sh22x", fcntl.ioctl(sock, _SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", flags | _IFF_UP))
+
+
+def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None,
+          private: list[str] = (), sockets: str | None = None) -> int:
     """Build the kernel's view of the machine (see the module doc); return its user id.
 
     ``owner`` is the pid nbgrader knows the kernel by, which names the kernel's
     user and cgroup: this process's own, unless a fork server
-    (:mod:`autograder.confinement.forkserver`) made it for a launcher of that pid."""
+    (:mod:`autograder.confinement.forkserver`) made it for a launcher of that pid.
+    ``private`` are world-writable folders made private as ``/tmp`` is; ``sockets`` is the
+    folder nbgrader made for this kernel's sockets, put back writable and given to its user."""
     owner = os.getpid() if owner is None else owner
     uid = kernel_uid(owner)
     join_pids_cgroup(owner, member=os.getpid())
+    _private_network_and_ipc()
     _private_mount_namespace()
 
-    hidden = [*hide, *SCRATCH]
+    scratch = {**{folder: PRIVATE_SIZE for folder in private}, **SCRATCH}
+    hidden = [*hide, *scratch]
     keep = [path for path in set(keep) if os.path.exists(path) and not any(_within(h, path) for h in hidden)]
     kept = {path: os.open(path, os.O_PATH) for path in keep}
     cwd_fd = os.open(cwd, os.O_PATH | os.O_DIRECTORY)
-    for scratch, size in SCRATCH.items():  # first: the overlay's layers live in the private /tmp
-        if os.path.isdir(scratch):
-            empty(scratch, size=size, mode="1777")
+    sockets_fd = None
+    if sockets is not None:
+        os.chown(sockets, uid, uid)  # the kernel binds there, before and after it gives up root
+        os.chmod(sockets, 0o700)
+        sockets_fd = os.open(sockets, os.O_PATH | os.O_DIRECTORY)
+    for folder, size in sorted(scratch.items(), key=lambda item: len(item[0])):
+        # first: the overlay's layers live in the private /tmp
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            empty(folder, size=size, mode="1777")
+    if os.path.isdir(MQUEUE):  # POSIX message queues: this IPC namespace's own
+        mount("mqueue", MQUEUE, "mqueue", _MS_NOSUID | _MS_NODEV)
     merged = _overlay_of_cwd(f"/proc/self/fd/{cwd_fd}")
     os.chown(merged, uid, uid)
     for folder in sorted(set(hide), key=len):
-        if os.path.isdir(folder) and folder not in SCRATCH:
+        if os.path.isdir(folder) and folder not in scratch:
             empty(folder, read_only=False)
 
     for path, fd in sorted(kept.items(), key=lambda item: len(item[0])):
@@ -142,6 +187,10 @@ def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None) 
             continue  # never hidden, or inside a path put back already
         _mountpoint(path, directory=os.path.isdir(f"/proc/self/fd/{fd}"))
         _bind(f"/proc/self/fd/{fd}", path, read_only=True)
+    if sockets_fd is not None:
+        _mountpoint(sockets, directory=True)
+        _bind(f"/proc/self/fd/{sockets_fd}", sockets, read_only=False)
+        os.close(sockets_fd)
     if not os.path.isdir(cwd):
         _mountpoint(cwd, directory=True)
     _bind(merged, cwd, read_only=False)
@@ -168,6 +217,7 @@ def probe() -> None:
     try:
         if os.geteuid() != 0:
             raise OSError(1, "not running as root")
+        _private_network_and_ipc()
         _private_mount_namespace()
         empty("/tmp", mode="1777")
     except OSError as error:
@@ -177,11 +227,14 @@ def probe() -> None:
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
-    """``--cwd DIR --hide P --keep P -- KERNEL...``: the namespace, with the kernel's command as ``kernel``."""
+    """``--cwd DIR --hide P --keep P --private P --sockets DIR -- KERNEL...``: the namespace, with
+    the kernel's command as ``kernel``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cwd", required=True)
     parser.add_argument("--hide", action="append", default=[])
     parser.add_argument("--keep", action="append", default=[])
+    parser.add_argument("--private", action="append", default=[])
+    parser.add_argument("--sockets")
     parser.add_argument("kernel", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     args.kernel = args.kernel[1:] if args.kernel[:1] == ["--"] else args.kernel
@@ -195,7 +248,7 @@ def main(argv: list[str]) -> None:
     args = parse_arguments(argv)
     kernel = args.kernel
     try:
-        uid = enter(args.cwd, args.hide, args.keep)
+        uid = enter(args.cwd, args.hide, args.keep, private=args.private, sockets=args.sockets)
     except OSError as error:  # nothing started yet: say why, and let nbgrader report a dead kernel
         print(f"autograder: cannot confine the grading kernel: {error}", file=sys.stderr)
         sys.exit(70)

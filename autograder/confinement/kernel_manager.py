@@ -14,19 +14,30 @@ built in each fork. Where the server cannot start, or with
 ``c.ConfinedKernelManager.fork_server = False``, each kernel is started afresh through
 the jail instead, with a line in nbgrader's log saying why.
 
+A confined kernel has a network namespace of its own, so nbgrader reaches it over ZMQ
+``ipc://`` sockets (``transport = "ipc"``), files in a folder made for that kernel alone
+(:func:`sockets_folder`: under a folder of this process's in ``/tmp``, which every kernel's
+private ``/tmp`` hides, and bound back into that one kernel's view, owned by its user); the
+judge's socket for each grade cell is a file there too
+(:class:`autograder.grading.judge.Session`). The folder goes with the kernel.
+
 Where confinement cannot work (not Linux, not root, no mount namespaces), kernels
-start as nbgrader starts them, with a warning in nbgrader's log; the sandbox still
-applies the limits it can.
+start as nbgrader starts them (ZMQ on loopback TCP), with a warning in nbgrader's log;
+the sandbox still applies the limits it can.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
+import shutil
 import signal
+import tempfile
 import subprocess
 import sys
+import re
 import time
 from pathlib import Path
 
@@ -57,7 +68,10 @@ def why_not_confined() -> str | None:
     if sys.platform != "linux":
         return f"the jail needs Linux, not {sys.platform}"
     probe = subprocess.run([sys.executable, str(_JAIL), "--probe"], capture_output=True, text=True, check=False)
-    return None if probe.returncode == 0 else probe.stderr.strip() or f"exit code {probe.returncode}"
+    if probe.returncode != 0:
+        return probe.stderr.strip() or f"exit code {probe.returncode}"
+    world_writable()  # now, once: a process that forks grading workers after asking this walks for all of them
+    return None
 
 
 def can_confine() -> bool:
@@ -77,6 +91,103 @@ def outside_the_system() -> list[str]:
     grading package that no path names, say), with the kept paths inside put back."""
     return sorted(entry.path for entry in os.scandir("/")
                   if entry.is_dir(follow_symlinks=False) and entry.name not in SYSTEM_FOLDERS)
+
+
+#: Mounts never walked for world-writable folders: the kernel's views of processes and devices
+#: are not files anyone leaves behind (and /proc, /sys are not disks).
+_NOT_WALKED = ("/proc", "/sys")
+
+
+def _mounts() -> list[tuple[str, list[str]]]:
+    """Each mount of this process's view: its mount point and its options (``/proc/self/mountinfo``)."""
+    found = []
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as table:
+        for line in table:
+            fields = line.split(" - ", 1)[0].split()
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), fields[4])  # \040 is a space
+            found.append((point, fields[5].split(",")))
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def world_writable() -> tuple[str, ...]:
+    """Every folder of the machine anyone may write in (``o+w``: ``/tmp``, ``/var/tmp``,
+    ``/run/lock``, ``/dev/shm``, a spool, an exchange's inbound...), the outermost of each tree.
+
+    Found, not listed: every writable mount of ``/proc/self/mountinfo`` but ``/proc`` and ``/sys``
+    is walked (never into another mount, nor into a folder every kernel has hidden anyway: the
+    top-level folders outside the system's, this home). The jail puts a fresh tmpfs over each
+    (``--private``), so a file one kernel leaves there is gone with it, and no two kernels share
+    one. Walked once per process (a second or so); a process that forks grading workers after
+    :func:`why_not_confined` walked it for all of them."""
+    pruned = {*_NOT_WALKED, *outside_the_system(), str(Path.home())}
+    found: set[str] = set()
+
+    def covered(path: str) -> bool:
+        return any(_jail._within(path, folder) for folder in pruned)
+
+    for point, options in _mounts():
+        if "ro" in options or covered(point):
+            continue
+        try:
+            top = os.stat(point)
+        except OSError:
+            continue
+        if top.st_mode & 0o002:
+            found.add(point)
+            continue
+        stack = [point]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    if not entry.is_dir(follow_symlinks=False) or entry.path in pruned:
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if info.st_dev != top.st_dev:
+                    continue  # another mount: walked as its own
+                if info.st_mode & 0o002:
+                    found.add(entry.path)  # what lies inside is under the tmpfs over it
+                else:
+                    stack.append(entry.path)
+    return tuple(sorted(path for path in found if not any(path != other and _jail._within(path, other)
+                                                          for other in found)))
+
+
+def private_paths(hide: list[str]) -> list[str]:
+    """The world-writable folders a kernel gets a private tmpfs over: all but those inside a
+    folder it has hidden already (and :data:`~autograder.confinement.jail.SCRATCH`, always private)."""
+    return [path for path in world_writable()
+            if path not in _jail.SCRATCH and not any(_jail._within(path, folder) for folder in hide)]
+
+
+#: Where this process makes each confined kernel's folder of sockets: (its pid, the folder).
+_sockets_root: tuple[int, str] | None = None
+#: The base of that folder: ``/tmp`` is private in every kernel, so no kernel sees what is made here.
+SOCKETS_BASE = "/tmp"
+
+
+def _sockets_root_folder() -> str:
+    """This process's folder of kernels' sockets (0700, root's), made on first use, removed at exit.
+    A worker forked from the process that made one makes its own."""
+    global _sockets_root
+    if _sockets_root is None or _sockets_root[0] != os.getpid():
+        folder = tempfile.mkdtemp(prefix="autograder-kernels-", dir=SOCKETS_BASE)
+        _sockets_root = (os.getpid(), folder)
+        atexit.register(shutil.rmtree, folder, True)
+    return _sockets_root[1]
+
+
+def sockets_folder() -> str:
+    """A fresh folder for one kernel's sockets (its ZMQ ones, each grade cell's judge), in
+    :func:`_sockets_root_folder`; the jail gives it to the kernel's user and binds it back."""
+    return tempfile.mkdtemp(prefix="k-", dir=_sockets_root_folder())
 
 
 def hidden_paths(config) -> list[str]:
@@ -215,8 +326,16 @@ class ConfinedKernelManager(AsyncKernelManager):
     fork_server = Bool(True, config=True, help="Fork kernels from a server that imported their modules once.")
     client_class = DottedObjectName(f"{__name__}.ReadyKernelClient", config=True)
     client_factory = Type(ReadyKernelClient, klass=AsyncKernelClient, config=True)
+    #: The confined kernel's folder of sockets (:func:`sockets_folder`); None for a kernel unconfined.
+    private_folder: str | None = None
 
     async def _async_pre_start_kernel(self, **kw):
+        if can_confine():
+            # The kernel has no network of nbgrader's: its channels are sockets in its own folder.
+            self._remove_private_folder()
+            self.private_folder = sockets_folder()
+            self.transport = "ipc"
+            self.ip = os.path.join(self.private_folder, "kernel")
         cmd, kw = await super()._async_pre_start_kernel(**kw)
         kw["env"] = compiler.kernel_environment(kw.get("env") or dict(os.environ))
         kw["env"].pop(forkserver.SHARED_ENV, None)  # where the server listens is nothing for a kernel
@@ -228,9 +347,11 @@ class ConfinedKernelManager(AsyncKernelManager):
             self.log.warning("autograder: grading kernels run unconfined: %s", why_not_confined())
             return cmd, kw
         cwd = kw.get("cwd") or os.getcwd()
-        hide = [arg for path in hidden_paths(self.config) for arg in ("--hide", path)]
+        hidden = hidden_paths(self.config)
+        hide = [arg for path in hidden for arg in ("--hide", path)]
         keep = [arg for path in kept_paths(self.connection_file) for arg in ("--keep", path)]
-        jail_arguments = ["--cwd", str(cwd), *hide, *keep, "--", *cmd]
+        private = [arg for path in private_paths(hidden) for arg in ("--private", path)]
+        jail_arguments = ["--cwd", str(cwd), *hide, *keep, *private, "--sockets", self.private_folder, "--", *cmd]
         server = fork_server(cmd, kw["env"], self.log) if self.fork_server else None
         if server is not None:
             return [sys.executable, "-I", "-S", str(_FORKCLIENT), "--socket", server.path, *jail_arguments], kw
@@ -241,6 +362,12 @@ class ConfinedKernelManager(AsyncKernelManager):
         await super()._async_cleanup_resources(restart=restart)
         if pid and can_confine():
             kill_leftovers(pid)
+        self._remove_private_folder()
+
+    def _remove_private_folder(self) -> None:
+        if self.private_folder is not None:
+            shutil.rmtree(self.private_folder, ignore_errors=True)
+            self.private_folder = None
 
     def exit_description(self) -> str:
         """How the kernel ended, in words ('exit code 3', 'killed by SIGSEGV'), if it has."""

@@ -186,7 +186,7 @@ class ConfinedExecute(Execute):
             cell.outputs = [new_output("error", ename="GradeCellUnknown", evalue=str(error),
                                        traceback=[f"GradeCellUnknown: {error}"])]
             return cell, resources
-        session = judge.Session(assignment, group, self._notebook_memo)
+        session = judge.Session(assignment, group, self._notebook_memo, getattr(self.km, "private_folder", None))
         source = cell.source
         cell.source = session.kernel_code
         try:

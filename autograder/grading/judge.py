@@ -1,8 +1,11 @@
 """The judge: a grade cell's properties run outside the kernel that runs the student's code.
 
 In nbgrader's process. For every grade cell that calls the course's grader, nbgrader's preprocessor
-(:class:`autograder.confinement.preprocessors.ConfinedExecute`) opens a :class:`Session`: a socket
-on the loopback address, a fresh token, and a thread that waits for the kernel. It then runs, in
+(:class:`autograder.confinement.preprocessors.ConfinedExecute`) opens a :class:`Session`: a socket,
+a fresh token, and a thread that waits for the kernel. For a confined kernel the socket is a file in
+that kernel's own folder of sockets (:func:`autograder.confinement.kernel_manager.sockets_folder`),
+which no other kernel can see or reach: kernels have no network of nbgrader's. Only for a kernel
+run unconfined is it a port on the loopback address, which any process of the machine can reach. It then runs, in
 place of the cell's source, one call of :func:`autograder.grading.serve.serve`, which connects and
 serves. The thread runs the group's properties, hypothesis search included, against a
 :class:`RemoteSubmission`, whose every call of a student's function is a request to the kernel:
@@ -22,6 +25,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import logging
+import os
 import secrets
 import selectors
 import socket
@@ -312,6 +316,27 @@ def _drop(connection: socket.socket, selector, pending: dict) -> None:
         connection.close()
 
 
+def _listen(folder: str | None) -> socket.socket:
+    """A listening socket: a file in ``folder`` (readable and writable by anyone who can enter the
+    folder, which only its kernel and this process can), or a loopback port where there is none."""
+    if folder is None:
+        return socket.create_server(("127.0.0.1", 0))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path = os.path.join(folder, f"judge-{secrets.token_hex(4)}")
+    listener.bind(path)
+    os.chmod(path, 0o666)  # the kernel runs as a user of its own; the folder is its alone (0700)
+    listener.listen()
+    return listener
+
+
+def _address(listener: socket.socket) -> str:
+    """Where :func:`autograder.grading.serve.serve` connects: ``unix:PATH`` or ``HOST:PORT``."""
+    if listener.family == socket.AF_UNIX:
+        return f"unix:{listener.getsockname()}"
+    host, port = listener.getsockname()[:2]
+    return f"{host}:{port}"
+
+
 class Session:
     """One grade cell judged in this process while its kernel serves calls (see the module doc).
 
@@ -320,14 +345,16 @@ class Session:
     the reason, when no kernel served the cell.
     """
 
-    def __init__(self, assignment: str, group: str, notebook_memo: dict | None = None):
+    def __init__(self, assignment: str, group: str, notebook_memo: dict | None = None, folder: str | None = None):
+        """``folder``: the kernel's own folder of sockets, where the session listens (a file only that
+        kernel can reach); None for an unconfined kernel, reached on a loopback port."""
         from autograder.kit import observing  # imported here, not by the thread: no two threads import one module
 
         self._observing = observing
         self.assignment, self.group = assignment, group
         #: Shared by the sessions of one notebook's grade cells (:attr:`Submission.notebook_memo`).
         self.notebook_memo = {} if notebook_memo is None else notebook_memo
-        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener = _listen(folder)
         self._listener.settimeout(_POLL_SECONDS)
         self._token = secrets.token_hex(16)
         self._cell_ended = threading.Event()
@@ -339,9 +366,8 @@ class Session:
 
     @property
     def kernel_code(self) -> str:
-        host, port = self._listener.getsockname()[:2]
         return (f"__import__('autograder.grading.serve', fromlist=['serve']).serve("
-                f"{self.assignment!r}, {self.group!r}, globals(), '{host}:{port}', {self._token!r})")
+                f"{self.assignment!r}, {self.group!r}, globals(), {_address(self._listener)!r}, {self._token!r})")
 
     def _judge(self) -> None:
         self._observing.observe_elsewhere()
@@ -357,8 +383,14 @@ class Session:
         finally:
             if self._channel is not None:
                 self._channel.close(say_done=True)
-            with contextlib.suppress(OSError):
-                self._listener.close()
+            self._close_listener()
+
+    def _close_listener(self) -> None:
+        with contextlib.suppress(OSError):
+            if self._listener.family == socket.AF_UNIX and self._listener.fileno() != -1:
+                os.unlink(self._listener.getsockname())
+        with contextlib.suppress(OSError):
+            self._listener.close()
 
     def _accept(self) -> dict | None:
         """The kernel's hello, once a connection brings this session's token; None if the cell ends first.
@@ -424,14 +456,13 @@ class Session:
         connection.setblocking(True)
         connection.settimeout(REPLY_SECONDS)
         self._channel = Channel(connection)
-        self._listener.close()  # one kernel per session
+        self._close_listener()  # one kernel per session
         return hello
 
     def finish(self) -> GroupReport:
         """Once the cell has run: the group's report."""
         self._cell_ended.set()
-        with contextlib.suppress(OSError):
-            self._listener.close()
+        self._close_listener()
         self._thread.join(_POLL_SECONDS * 5)
         if self._thread.is_alive() and self._channel is not None:
             self._channel.close()  # the cell ended while the judge still waits on the kernel: it never answers now

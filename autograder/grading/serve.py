@@ -38,9 +38,9 @@ _CONNECT_SECONDS = 30.0
 
 
 def serve(assignment: str, group: str, namespace: dict, address: str, token: str) -> None:
-    """Answer the judge at ``address`` (``host:port``) until it is done (see the module doc)."""
-    host, port = address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=_CONNECT_SECONDS) as connection:
+    """Answer the judge at ``address`` (``unix:PATH``, a file in this kernel's own folder of
+    sockets, or ``host:port`` for a kernel run unconfined) until it is done (see the module doc)."""
+    with _connect(address) as connection:
         connection.settimeout(None)
         stream = connection.makefile("rwb")
         agent = Agent(Submission(namespace))
@@ -55,6 +55,21 @@ def serve(assignment: str, group: str, namespace: dict, address: str, token: str
                 return
             stream.write(wire.dumps(agent.answer(request)))
             stream.flush()
+
+
+
+def _connect(address: str) -> socket.socket:
+    if address.startswith("unix:"):
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.settimeout(_CONNECT_SECONDS)
+        try:
+            connection.connect(address.removeprefix("unix:"))
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+    host, port = address.rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=_CONNECT_SECONDS)
 
 
 #: What the judge may ask to have observed during a call: an observation's kind -> its class.
