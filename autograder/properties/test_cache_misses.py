@@ -10,12 +10,19 @@ judged against NumPy in float64, compiled and op by op; their traces by JAX's ow
 sequences of its own while :class:`autograder.kit.cache_log.CacheMissLog` captures JAX's
 explanations, reads each with its own :func:`classify`, and hands the student's function the
 very same text. An explanation the grader cannot read is skipped, never held against the student.
+The texts differ from one notebook graded to the next (:class:`_Draw`: the scenario's function
+and file names, its line numbers, the sizes of its arrays and its static values are drawn for each
+notebook, the kind of every change kept), so a table of the texts one run handed over names no
+cause in the next.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+import secrets
+import string
+from dataclasses import dataclass
 
 import jax
 import numpy as np
@@ -267,32 +274,32 @@ def test_smooth_traces_once_per_steps(submission):
 
 #: The grader's own call sequences, run from a fresh module each time, so that the functions
 #: are new to JAX and the call sites have no history of earlier misses.
-_SCENARIO_SOURCE = '''
+_SCENARIO_SOURCE = string.Template('''$padding
 import functools
 import jax
 import jax.numpy as jnp
 
 
-def weigh(x, s, k=1):
+def $weigh(x, s, k=1):
     return jnp.sum(x * s) * k
 
 
-weigh_jit = jax.jit(weigh, static_argnames=("k",))
+${weigh}_jit = jax.jit($weigh, static_argnames=("k",))
 
 
 def call(args, kwargs):
-    return weigh_jit.trace(*args, **kwargs)
+    return ${weigh}_jit.trace(*args, **kwargs)
 
 
-def total(xs, k=1):
+def $total(xs, k=1):
     return sum(jnp.sum(v) for v in xs) * k
 
 
-total_jit = jax.jit(total, static_argnames=("k",))
+${total}_jit = jax.jit($total, static_argnames=("k",))
 
 
 def call_total(args, kwargs):
-    return total_jit.trace(*args, **kwargs)
+    return ${total}_jit.trace(*args, **kwargs)
 
 
 def fresh_lambda(x):
@@ -300,23 +307,78 @@ def fresh_lambda(x):
 
 
 def fresh_partial(x, k):
-    return jax.jit(functools.partial(weigh, s=1.0, k=k)).trace(x)
+    return jax.jit(functools.partial($weigh, s=1.0, k=k)).trace(x)
 
 
 def fresh_def(x):
-    def inner(v):
+    def $inner(v):
         return jnp.sum(v + 1.0)
-    return jax.jit(inner).trace(x)
-'''
+    return jax.jit($inner).trace(x)
+''')
 
 _COUNTER = itertools.count(1)
 _ID = re.compile(r"id=\d+")
+_WORDS = ("weigh", "scale", "blend", "tally", "gauge", "score", "fold", "mix", "spread", "sift", "shift", "pool")
+#: The array sizes and static values the scenarios are written with; each notebook's draw maps them,
+#: one to one, onto others, so a change of size (or of value) stays a change, and a transpose a transpose.
+_SIZES, _STATICS = (2, 3, 4, 5), (1, 2)
 
 
-def _scenario():
-    name = f"scenario_{next(_COUNTER)}.py"
+@dataclass(frozen=True)
+class _Draw:
+    """How one notebook's scenarios are written: names, file, line offset, sizes, static values."""
+
+    weigh: str
+    total: str
+    inner: str
+    module: str
+    padding: int
+    sizes: dict
+    statics: dict
+
+    @classmethod
+    def new(cls) -> "_Draw":
+        words = list(_WORDS)
+        names = []
+        for _ in range(3):
+            word = words.pop(secrets.randbelow(len(words)))
+            names.append(f"{word}_{secrets.token_hex(2)}")
+        sizes = _distinct(range(2, 10), len(_SIZES))
+        statics = _distinct(range(1, 40), len(_STATICS))
+        return cls(*names, module=f"scenario_{secrets.token_hex(3)}", padding=secrets.randbelow(40),
+                   sizes=dict(zip(_SIZES, sizes)), statics=dict(zip(_STATICS, statics)))
+
+    def aval(self, a):
+        """A scenario's argument as this draw writes it."""
+        if isinstance(a, jax.ShapeDtypeStruct):
+            return _abstract(tuple(self.sizes.get(d, d) for d in a.shape), a.dtype, a.weak_type)
+        if isinstance(a, tuple):
+            return tuple(self.aval(v) for v in a)
+        return a
+
+
+def _distinct(choices, n: int) -> list:
+    pool = list(choices)
+    return [pool.pop(secrets.randbelow(len(pool))) for _ in range(n)]
+
+
+_DRAW = "cache_misses scenario draw"
+
+
+def _draw(submission) -> _Draw:
+    """The notebook's draw, made once for its whole run."""
+    memo = submission.notebook_memo
+    if _DRAW not in memo:
+        memo[_DRAW] = _Draw.new()
+    return memo[_DRAW]
+
+
+def _scenario(draw: _Draw):
+    name = f"{draw.module}_{next(_COUNTER)}.py"
     namespace: dict = {"__name__": name.removesuffix(".py")}
-    exec(compile(_SCENARIO_SOURCE, name, "exec"), namespace)
+    source = _SCENARIO_SOURCE.substitute(padding="\n" * draw.padding, weigh=draw.weigh, total=draw.total,
+                                         inner=draw.inner)
+    exec(compile(source, name, "exec"), namespace)
     return namespace
 
 
@@ -324,22 +386,39 @@ def _abstract(shape, dtype, weak=False):
     return jax.ShapeDtypeStruct(shape, np.dtype(dtype), weak_type=weak)
 
 
-def _run(steps) -> tuple[list[str], list[str]]:
-    """Run one scenario; return (the explanations JAX logged, what each step was, in words)."""
-    space = _scenario()
+def _step_words(step, draw: _Draw) -> str:
+    if isinstance(step[-1], str):  # a step that says itself what it is
+        return step[-1]
+    kind = step[0]
+    if kind == "call":
+        _, args, kwargs, by_keyword = step
+        x = draw.aval(args[0])
+        s_value = draw.aval(kwargs["s"] if by_keyword else args[1])
+        words = f"x {_words(x)}, s {_words(s_value)}" + (f", k={draw.statics[kwargs['k']]}" if "k" in kwargs else "")
+        return f"{draw.weigh}_jit({words}" + (" (s passed by keyword))" if by_keyword else ")")
+    if kind == "total":
+        _, (xs,), kwargs, n = step
+        return f"{draw.total}_jit({n} arrays {_words(draw.aval(xs[0]))}, k={draw.statics[kwargs['k']]})"
+    return step[2]
+
+
+def _run(steps, draw: _Draw) -> tuple[list[str], list[str]]:
+    """Run one scenario as ``draw`` writes it; return (the explanations JAX logged, what each step was, in words)."""
+    space = _scenario(draw)
     done = []
     with CacheMissLog() as log:
         for step in steps:
             kind = step[0]
             if kind in ("call", "total"):
-                _, args, kwargs, words = step
+                args = draw.aval(tuple(step[1]))
+                kwargs = {key: draw.statics[v] if key == "k" else draw.aval(v) for key, v in step[2].items()}
                 space["call" if kind == "call" else "call_total"](args, kwargs)
             else:
-                _, shape, words = step
-                x = _abstract(shape, np.float32)
+                _, shape, _words_said = step
+                x = draw.aval(_abstract(shape, np.float32))
                 space[{"lambda": "fresh_lambda", "partial": "fresh_partial", "def": "fresh_def"}[kind]](
                     *((x, 2) if kind == "partial" else (x,)))
-            done.append(words)
+            done.append(_step_words(step, draw))
     return log.explanations, done
 
 
@@ -396,8 +475,9 @@ _FUNCTION_SCENARIOS = (
 )
 def test_names_function_misses(submission):
     submission.function("miss_cause")
+    draw = _draw(submission)
     for steps in _FUNCTION_SCENARIOS:
-        explanations, done = _run(steps)
+        explanations, done = _run(steps, draw)
         _judge_explanations(submission, explanations, ", then ".join(done))
 
 
@@ -415,18 +495,17 @@ def _words(a) -> str:
 
 
 def _call(x, s, k=None, s_by_keyword=False):
-    words = f"x {_words(x)}, s {_words(s)}" + (f", k={k}" if k is not None else "")
+    """A call of the scenario's jitted ``weigh`` (as the scenarios write it, before a draw maps it)."""
     kwargs = {} if k is None else {"k": k}
     if s_by_keyword:
         kwargs["s"] = s
-        words += " (s passed by keyword)"
-        return ("call", (x,), kwargs, f"weigh_jit({words})")
-    return ("call", (x, s), kwargs, f"weigh_jit({words})")
+        return ("call", (x,), kwargs, True)
+    return ("call", (x, s), kwargs, False)
 
 
 def _total(n: int, k: int):
-    """A call of ``total_jit`` with a tuple of ``n`` float32[3] arrays and static ``k``."""
-    return ("total", (tuple(_f32((3,)) for _ in range(n)),), {"k": k}, f"total_jit({n} arrays float32[3], k={k})")
+    """A call of the scenario's jitted ``total`` with a tuple of ``n`` float32[3] arrays and static ``k``."""
+    return ("total", (tuple(_f32((3,)) for _ in range(n)),), {"k": k}, n)
 
 
 _ARGUMENT_SCENARIOS = (
@@ -469,12 +548,13 @@ _GENERATED_STEP = st.builds(
 )
 def test_names_argument_misses(submission):
     submission.function("miss_cause")
+    draw = _draw(submission)
     for steps in _ARGUMENT_SCENARIOS:
-        explanations, done = _run(steps)
+        explanations, done = _run(steps, draw)
         _judge_explanations(submission, explanations[1:], ", then ".join(done))
 
     def check(steps):
-        explanations, done = _run(steps)
+        explanations, done = _run(steps, draw)
         _judge_explanations(submission, explanations[1:], ", then ".join(done))
 
     first_failure(st.lists(_GENERATED_STEP, min_size=2, max_size=4), check, settings(TRACES, max_examples=6))

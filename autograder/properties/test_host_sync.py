@@ -4,8 +4,12 @@ the loss to the host, and a phase ledger that tells tracing from compiling.
 The objective is least squares on one batch of B rows: L(θ) = (1/B) Σ_i (x_i·θ − y_i)²,
 and one step is θ ← θ − lr · ∇L(θ) with ∇L(θ) = (2/B) Xᵀ(Xθ − y).
 
-The trainers are run with the grader's own jitted step in place of the notebook's
-`sgd_step`, so a wrong step costs only the step's points. Host reads are counted two
+The trainers are run with a jitted step of the grader's in place of the notebook's
+`sgd_step`, so a wrong step costs only the step's points. That step is not the lesson's:
+for each notebook graded it scales the learning rate and the loss by factors drawn afresh
+(:func:`_substitute`), and the trainers are judged against that very step, so what a
+notebook's code may see of it (its compiled program) is of no use in another run, nor as
+`sgd_step` itself, which is judged against the lesson's step. Host reads are counted two
 ways (see ``autograder.kit.host_reads``): the `read` the grader hands in counts itself,
 and every other conversion of a device value is seen either by instrumenting
 `jax.Array`'s conversion methods or by running the loop once with θ a tracer.
@@ -16,6 +20,7 @@ grader builds, in scenarios where a prediction from the signature goes wrong.
 from __future__ import annotations
 
 import itertools
+import secrets
 from dataclasses import dataclass
 
 import jax
@@ -53,20 +58,54 @@ def _reference(theta, x, y, lr):
     return theta - float(lr) * (2.0 / x.shape[0]) * (x.T @ residual), loss
 
 
-def _grader_step(theta, x, y, lr):
-    residual = x @ theta - y
-    return theta - lr * (2.0 / x.shape[0]) * (x.T @ residual), jnp.mean(residual * residual)
-
-
 def _step_avals():
     rows, features = export.symbolic_shape("rows, features")
     return (jax.ShapeDtypeStruct((features,), jnp.float32), jax.ShapeDtypeStruct((rows, features), jnp.float32),
             jax.ShapeDtypeStruct((rows,), jnp.float32), jax.ShapeDtypeStruct((), jnp.float32, weak_type=True))
 
 
-#: The step the trainers are graded with (a right one, whatever the notebook's `sgd_step` does), handed
-#: to them compiled: where the notebook runs, there is no source of it to read.
-_GRADER_STEP = Compiled(_grader_step, *_step_avals())
+@dataclass(frozen=True)
+class _Substitute:
+    """The step the trainers of one notebook are graded with: the lesson's, with the learning rate
+    times ``lr_factor`` and the loss times ``loss_scale`` (both exact in float32, never 1)."""
+
+    lr_factor: float
+    loss_scale: float
+
+    @classmethod
+    def draw(cls) -> "_Substitute":
+        """Fresh factors: 2**32 pairs, so a step seen in one run is all but never the next run's."""
+        return cls(0.5 + secrets.randbelow(2**16) / 2**18, 1.25 + secrets.randbelow(2**16) / 2**17)
+
+    def step(self):
+        lr_factor, loss_scale = self.lr_factor, self.loss_scale
+
+        def sgd_step(theta, x, y, lr):
+            residual = x @ theta - y
+            return (theta - (lr * lr_factor) * (2.0 / x.shape[0]) * (x.T @ residual),
+                    loss_scale * jnp.mean(residual * residual))
+
+        return sgd_step
+
+    def reference(self, theta, x, y, lr):
+        """One step of it in float64: (new θ, loss before the update)."""
+        theta, x, y = (np.asarray(a, np.float64) for a in (theta, x, y))
+        residual = x @ theta - y
+        return (theta - float(lr) * self.lr_factor * (2.0 / x.shape[0]) * (x.T @ residual),
+                self.loss_scale * float(np.mean(residual ** 2)))
+
+
+_SUBSTITUTE = "host_sync substitute step"
+
+
+def _substitute(submission) -> tuple[_Substitute, Compiled]:
+    """This notebook's substitute step, drawn once for its whole run, and its program, handed to the
+    trainers compiled: where the notebook runs, there is no source of it to read."""
+    memo = submission.notebook_memo
+    if _SUBSTITUTE not in memo:
+        drawn = _Substitute.draw()
+        memo[_SUBSTITUTE] = (drawn, Compiled(drawn.step(), *_step_avals()))
+    return memo[_SUBSTITUTE]
 
 
 def _batch(shape):
@@ -188,8 +227,8 @@ TRAINERS = ("train_reading_every_step", "train_reading_once")
 
 
 def _grader_step_in(submission):
-    """The notebook's `sgd_step` replaced by the grader's while the trainers run."""
-    return submission.replaced(sgd_step=_GRADER_STEP)
+    """The notebook's `sgd_step` replaced by the grader's substitute while the trainers run."""
+    return submission.replaced(sgd_step=_substitute(submission)[1])
 
 
 def _describe(name, theta, batches, lr) -> str:
@@ -204,8 +243,15 @@ class _Run:
     text: str
     steps: int
     result: object
-    read_calls: int
-    bypasses: list
+    reads: HostReads  # what the kernel counted: read only by the properties that judge reads
+
+    @property
+    def read_calls(self) -> int:
+        return self.reads.read_calls
+
+    @property
+    def bypasses(self) -> list:
+        return list(self.reads.bypasses)
 
 
 def _train(submission, name, theta, batches, lr) -> _Run:
@@ -218,7 +264,7 @@ def _train(submission, name, theta, batches, lr) -> _Run:
         except CallRaised as failure:
             failure.example = text
             raise
-    return _Run(name, text, len(batches), result, reads.read_calls, list(reads.bypasses))
+    return _Run(name, text, len(batches), result, reads)
 
 
 def _unpack(run: _Run):
@@ -243,30 +289,42 @@ def _unpack(run: _Run):
     points=1,
     title="both trainers give the same final θ and losses as a float64 reference, for any batches, lr and steps",
     hint="Both loops run the same steps, `theta, loss = sgd_step(theta, x, y, lr)`, and keep the loss of each step "
-    "in order: only when the losses reach the host differs.",
+    "in order: only when the losses reach the host differs. The trainers are graded with a step of the grader's "
+    "put in place of `sgd_step` (not quite the lesson's), so call `sgd_step` by that name inside the loop.",
 )
 def test_trainers_match_reference(submission):
+    substitute = _substitute(submission)[0]
+
+    def steps_of(reference, theta, batches, lr):
+        theta, losses = np.asarray(theta, np.float64), []
+        for x, y in batches:
+            theta, loss = reference(theta, x, y, lr)
+            losses.append(loss)
+        return theta, losses
+
     @VALUES
     @given(case=_train_case())
     @example(case=_fixed_case(3))
     def check(case):
         theta, batches, lr = case
-        expected_theta, expected_losses = np.asarray(theta, np.float64), []
-        for x, y in batches:
-            expected_theta, loss = _reference(expected_theta, x, y, lr)
-            expected_losses.append(loss)
+        expected_theta, expected_losses = steps_of(substitute.reference, theta, batches, lr)
+        lesson_theta, lesson_losses = steps_of(_reference, theta, batches, lr)
         scale = float(max(np.abs(expected_theta).max(), max(expected_losses)))
         seen = {}
         for name in TRAINERS:
             run = _train(submission, name, theta, batches, lr)
             got_theta, got_losses = _unpack(run)
+            own = ("; they are those of a step of its own: the trainers are graded with a step of the grader's put "
+                   "in place of `sgd_step`, so call `sgd_step` by that name inside the loop"
+                   if _close(got_losses, lesson_losses, scale) and _close(got_theta, lesson_theta, scale)
+                   and lr > 0 else "")
             if not _close(got_losses, expected_losses, scale):
-                raise PropertyFailure(f"`{name}`'s losses are not the losses of the steps, in order.",
+                raise PropertyFailure(f"`{name}`'s losses are not the losses of the steps, in order{own}.",
                                       example=run.text, got=render.value(got_losses),
                                       expected=render.value([float(np.float32(v)) for v in expected_losses]))
             if not _close(got_theta, expected_theta, scale):
-                raise PropertyFailure(f"`{name}`'s final θ is not θ after {run.steps} step(s).", example=run.text,
-                                      got=render.value(got_theta.astype(np.float32)),
+                raise PropertyFailure(f"`{name}`'s final θ is not θ after {run.steps} step(s){own}.",
+                                      example=run.text, got=render.value(got_theta.astype(np.float32)),
                                       expected=render.value(expected_theta.astype(np.float32)))
             seen[name] = (got_theta, got_losses)
         (theta_a, losses_a), (theta_b, losses_b) = seen.values()
