@@ -21,7 +21,7 @@ from traitlets import Unicode
 
 from autograder.confinement import PACKAGE_ROOT
 from autograder.confinement.kernel_manager import ConfinedKernelManager
-from autograder.grading import feedback, judge, registry
+from autograder.grading import feedback, judge, reach, registry
 from autograder.grading.cells import GRADE_CALL, is_autograder_test
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -130,6 +130,7 @@ class ConfinedExecute(Execute):
         self._phases = {"cells": 0.0, "grade_cells": 0.0}
         self._first_cell = self._last_cell = None
         self._notebook_memo: dict = {}  # what the judge's properties note for later grade cells of this notebook
+        reach.note(nb, self._notebook_memo)  # cells that reach into the grader: the judges withhold evidence points
         began = time.perf_counter()
         try:
             return super().preprocess(nb, resources, km)

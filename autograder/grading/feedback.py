@@ -21,6 +21,8 @@ _LABELS = (("Problem", "problem"), ("Example", "example"), ("Got", "got"), ("Exp
 
 def render(report: GroupReport) -> str:
     lines = [f"{report.assignment} / {report.group}: {_points(report.earned)} of {_points(report.possible)} points"]
+    if getattr(report, "notice", ""):
+        lines.append(f"  NOTE  {report.notice}")
     for result in report.results:
         lines.extend(_render_result(result))
     return "\n".join(lines)
@@ -45,8 +47,8 @@ def _points(value: float) -> str:
 
 
 #: Where a line's text starts: after ``  PASS  `` / ``  FAIL  `` or after a label.
-_HANGING = re.compile(r"^( *(?:PASS|FAIL) {2}| {8}[A-Z][a-z]+: *)")
-_MARK = re.compile(r"^( *)(PASS|FAIL)( )")
+_HANGING = re.compile(r"^( *(?:PASS|FAIL|NOTE) {2}| {8}[A-Z][a-z]+: *)")
+_MARK = re.compile(r"^( *)(PASS|FAIL|NOTE)( )")
 #: Per line, not on the box: the newlines between the line ``<div>``s must not show as blank lines.
 _LINE_STYLE = "margin:0;white-space:pre-wrap;overflow-wrap:anywhere;padding-left:{indent}ch;text-indent:-{indent}ch"
 _BOX_STYLE = (
@@ -54,7 +56,7 @@ _BOX_STYLE = (
     "background:#f7f7f7;border:1px solid #cfcfcf;border-radius:2px;padding:0.4em 0.6em;"
     "box-sizing:border-box;max-width:100%;overflow-wrap:anywhere"
 )
-_COLOURS = {"PASS": "#1a7f37", "FAIL": "#b42318"}
+_COLOURS = {"PASS": "#1a7f37", "FAIL": "#b42318", "NOTE": "#9a6700"}
 
 
 def render_html(report: GroupReport) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from autograder.grading import feedback as _feedback
+from autograder.grading import reach
 from autograder.grading.integrity import tampered
 from autograder.grading.limits import PropertyTimeout
 from autograder.grading.registry import properties_of
@@ -17,14 +18,47 @@ def run_group(assignment: str, group: str, submission) -> GroupReport:
 
     ``submission`` says how (a :class:`Submission` here, a judge's
     :class:`~autograder.grading.judge.RemoteSubmission` for a kernel elsewhere): its ``quiet``,
-    ``time_limit`` and ``tampered``."""
+    ``time_limit`` and ``tampered``; its ``evidence``, where it has one (the judge's), names what
+    of the kernel's own word each property used.
+
+    A notebook that reaches into the grader (:mod:`autograder.grading.reach`, noted in the
+    notebook's memo before it ran) keeps the points of properties judged on returned values alone;
+    a property that passed on the kernel's own word is withheld, and the cell says why."""
+    evidence = getattr(submission, "evidence", None)
     with submission.quiet():  # importing the property module (hypothesis, JAX) may warn too
         chosen = properties_of(assignment, group)
-        failures = [] if submission.tampered() else [_run_one(prop, submission) for prop in chosen]
+        outcomes = [] if submission.tampered() else [_measured(prop, submission, evidence) for prop in chosen]
         if submission.tampered():  # before the group, or done by student code the properties called
-            failures = [_tampering(submission.tampered())] * len(chosen)
-    results = tuple(PropertyResult(p, passed=f is None, failure=f) for p, f in zip(chosen, failures))
-    return GroupReport(assignment, group, results)
+            outcomes = [(_tampering(submission.tampered()), frozenset())] * len(chosen)
+    findings = reach.findings_of(getattr(submission, "notebook_memo", None))
+    results = tuple(_result(p, f, used, findings) for p, (f, used) in zip(chosen, outcomes))
+    return GroupReport(assignment, group, results, notice=reach.sentence(findings) if findings else "")
+
+
+def _measured(prop, submission, evidence) -> tuple[PropertyFailure | None, frozenset]:
+    """The property's failure (None if it holds), and the kernel's evidence it used."""
+    if evidence is not None:
+        evidence.clear()
+    failure = _run_one(prop, submission)
+    return failure, frozenset(evidence or ())
+
+
+def _result(prop, failure, used: frozenset, findings) -> PropertyResult:
+    if failure is None and used and findings:
+        return PropertyResult(prop, passed=False, failure=_withheld(used), evidence=used, withheld=True)
+    return PropertyResult(prop, passed=failure is None, failure=failure, evidence=used)
+
+
+#: How a withheld check's problem starts (the class report looks for it).
+WITHHELD = "Withheld: "
+
+
+def _withheld(used: frozenset) -> PropertyFailure:
+    return PropertyFailure(
+        f"{WITHHELD}this check passed on what the notebook's own kernel reported ({', '.join(sorted(used))}), "
+        "not on values it returned, and the notebook reaches into the grader (see the note above), so its points "
+        "are held back until the instructor has reviewed the notebook."
+    )
 
 
 #: In a kernel, what properties note for the notebook's later grade cells (Submission.notebook_memo).

@@ -136,13 +136,20 @@ class RemoteFunction:
 class RemoteSubmission(Submission):
     """The :class:`~autograder.grading.submission.Submission` of a notebook whose kernel runs
     elsewhere: the same methods, each call a request to the kernel. A name that holds data
-    arrives as its value; a function, as a :class:`RemoteFunction`. There is no ``namespace``."""
+    arrives as its value; a function, as a :class:`RemoteFunction`. There is no ``namespace``.
+
+    :attr:`evidence` names what of the kernel's own word (not a returned value) the property now
+    running has used (:data:`EVIDENCE`): an observation's report read, a thunk's count read, a
+    call's raised exception, a program staged in the kernel; :func:`grade.run_group` empties it
+    before each property. Something a property keeps in :attr:`memo` carries the evidence it was
+    made from to every property that reads it."""
 
     def __init__(self, channel: Channel, label: str = "the notebook", notebook_memo: dict | None = None):
         # no namespace: Submission.__init__ is not for it
         self.channel = channel
         self.label = label
-        self.memo: dict = {}
+        self.evidence: set[str] = set()
+        self.memo: dict = _EvidenceMemo(self.evidence)
         self.notebook_memo = {} if notebook_memo is None else notebook_memo
         self._tampered: list[str] = []
         self._replaced: dict = {}
@@ -191,6 +198,7 @@ class RemoteSubmission(Submission):
         """What the call returned; what it raised, as :class:`CallRaised`."""
         reply = self._request_call(name, args, kwargs, stage)
         if "raised" in reply:
+            self.evidence.add(RAISED)  # the kernel says it raised: a property that goes on has taken its word
             types, description = _raised(reply["raised"])
             error_name = types[0][1].rsplit(".", 1)[-1]
             raise CallRaised(
@@ -203,6 +211,7 @@ class RemoteSubmission(Submission):
         reply = self._request_call(name, args, kwargs)
         if "raised" not in reply:
             return None
+        self.evidence.add(RAISED)
         types, description = _raised(reply["raised"])
         if [expected.__module__, expected.__qualname__] in types:
             return CallRaised(description, error_type=expected)  # what was raised, as this process can hold it
@@ -236,11 +245,15 @@ class RemoteSubmission(Submission):
         observed = observed if isinstance(observed, dict) else {}
         self._absorb((o, observed.get(o.KIND)) for o in observations)
         self._absorb(zip(handed, _listed(reply.get("handed"))))
+        if stage_name == "make_jaxpr":  # what the staged program holds, or that staging raised: the kernel's word
+            self.evidence.add(STAGED)
         return reply
 
     def _absorb(self, pairs) -> None:
-        """Each observation (or handed thunk) takes in the kernel's report of its kind (or of it)."""
+        """Each observation (or handed thunk) takes in the kernel's report of its kind (or of it),
+        and reading what it took in (or that nothing came) is evidence from then on."""
         for taker, report in pairs:
+            _watch(taker, self.evidence)
             if report is None:
                 continue
             try:
@@ -272,6 +285,61 @@ class RemoteSubmission(Submission):
         except (wire.WireError, ValueError, TypeError) as error:
             self.channel.close()
             raise KernelGone(f"it sent a value the grader cannot read: {error}") from None
+
+
+#: The kinds of in-kernel evidence a property can use (:attr:`RemoteSubmission.evidence`).
+RAISED = "what a call raised"
+STAGED = "a program staged in the kernel"
+#: An observation's class -> what its report is (kit.traces.TraceLog, kit.compiles.CompileLog, kit.host_reads.HostReads).
+_OBSERVED = {"TraceLog": "JAX's trace events", "CompileLog": "JAX's compile events", "HostReads": "host reads"}
+THUNK_CALLS = "how often a thunk was called"
+EVIDENCE = (RAISED, STAGED, *_OBSERVED.values(), THUNK_CALLS)
+
+
+class _EvidenceMemo(dict):
+    """A property's memo that remembers, with each value, the evidence used until it was stored,
+    and adds it to the evidence of any property that reads it."""
+
+    def __init__(self, evidence: set):
+        super().__init__()
+        self._evidence, self._made_from = evidence, {}
+
+    def __setitem__(self, key, value):
+        self._made_from[key] = frozenset(self._evidence)
+        super().__setitem__(key, value)
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        self._evidence.update(self._made_from.get(key, ()))
+        return value
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
+_WATCHED: dict[type, type] = {}
+
+
+def _watch(taker, evidence: set) -> None:
+    """From now on, reading a value of ``taker`` (an observation, a thunk) from outside its own
+    methods adds its kind to ``evidence``: its methods may use what they took in, and calling a
+    method (a `read` handed over again) is not reading it."""
+    cls = type(taker)
+    kind = THUNK_CALLS if not hasattr(cls, "KIND") else _OBSERVED.get(cls.__name__, f"what the kernel observed ({cls.KIND})")
+    if cls not in _WATCHED.values():
+        if cls not in _WATCHED:
+            def __getattribute__(self, name, _get=object.__getattribute__):
+                value = _get(self, name)
+                if not name.startswith("__") and not callable(value):
+                    watch = _get(self, "__dict__").get("_evidence_watch")
+                    if watch is not None and sys._getframe(1).f_locals.get("self") is not self:
+                        watch[0].add(watch[1])
+                return value
+
+            _WATCHED[cls] = type(cls.__name__, (cls,), {"__getattribute__": __getattribute__, "__slots__": (),
+                                                          "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        taker.__class__ = _WATCHED[cls]
+    taker.__dict__["_evidence_watch"] = (evidence, kind)
 
 
 def _listed(value) -> list:
@@ -395,9 +463,9 @@ class Session:
     def _accept(self) -> dict | None:
         """The kernel's hello, once a connection brings this session's token; None if the cell ends first.
 
-        Connections are read side by side, never one after another: any process on the machine
-        can find the port (``/proc/net/tcp``), and one that connects and says nothing must not
-        hold up the kernel behind it. An unfinished hello is dropped after :data:`_HELLO_SECONDS`,
+        Connections are read side by side, never one after another: where the session listens on
+        a port, any process on the machine can find it (``/proc/net/tcp``), and one that connects
+        and says nothing must not hold up the kernel behind it. An unfinished hello is dropped after :data:`_HELLO_SECONDS`,
         and at most :data:`_PENDING` wait at once (the oldest goes first)."""
         pending: dict[socket.socket, list] = {}  # connection -> [what it sent so far, its deadline]
         selector = selectors.DefaultSelector()

@@ -58,6 +58,11 @@ class PropertyResult:
     prop: Property
     passed: bool
     failure: PropertyFailure | None = None
+    #: What of the kernel's own word the verdict used (judged outside the kernel: what a call raised,
+    #: trace, compile or host-read reports, thunk counts, staged programs); empty for values alone.
+    evidence: frozenset = frozenset()
+    #: It passed, but on that evidence, in a notebook that reaches into the grader: its points are held back.
+    withheld: bool = False
 
     @property
     def earned(self) -> float:
@@ -71,6 +76,8 @@ class GroupReport:
     assignment: str
     group: str
     results: tuple[PropertyResult, ...]
+    #: A sentence for the whole cell (the notebook reaches into the grader), shown under the header.
+    notice: str = ""
 
     @property
     def earned(self) -> float:

@@ -59,6 +59,7 @@ TIME_LIMIT = "time limit"
 MEMORY_LIMIT = "memory limit"
 DEAD_KERNEL = "dead kernel"
 TAMPERING = "tampering"
+REACHES = "reaches into the grader"
 #: Error outputs nbgrader's side writes into a cell (ename -> kind):
 #: KernelDied by autograder.confinement.preprocessors, CellTimeoutError and KeyboardInterrupt by
 #: nbgrader's Execute when a cell runs past ``Execute.timeout``.
@@ -75,7 +76,12 @@ _PROBLEM_KINDS = (
     (re.compile(r"^Memory limit: "), MEMORY_LIMIT),
     (re.compile(r"MemoryError|ran out of the grading kernel's memory"), MEMORY_LIMIT),
     (re.compile(r"^Tampering: "), TAMPERING),
+    (re.compile(r"^Withheld: "), REACHES),
 )
+#: The line a grade cell of a notebook that reaches into the grader starts with
+#: (autograder.grading.feedback.render of a report with a notice, autograder.grading.reach.sentence).
+_NOTE = re.compile(r"^  NOTE  (?P<text>Reaches into the grader: .*)$")
+_WITHHELD = "Withheld: "
 
 # ---------------------------------------------------------------- grouping similar sentences
 
@@ -160,6 +166,16 @@ class Flag:
 
 
 @dataclass
+class Reaching:
+    """A notebook that reaches into the grader: what its feedback says, and what was withheld."""
+
+    student: str
+    detail: str  # the feedback's sentence: which constructs, in which cells
+    withheld: list[str] = field(default_factory=list)  # "group / title" of each withheld check
+    withheld_points: float = 0.0
+
+
+@dataclass
 class StudentResult:
     student: str
     #: Automatic points from the gradebook (None: not in it, or not fully autograded).
@@ -183,6 +199,8 @@ class ClassReport:
     gradebook_read: bool
     path: Path | None = None
     seconds: float = 0.0
+    #: Notebooks that reach into the grader, by student (their evidence points were withheld).
+    reaching: list[Reaching] = field(default_factory=list)
 
     @property
     def scores(self) -> dict[str, float]:
@@ -403,6 +421,7 @@ class _Collector:
             self.groups[p.group].append(stats)
         self.flags: list[Flag] = []
         self._flagged: set[tuple[str, str]] = set()
+        self.reaching: dict[str, Reaching] = {}
 
     def stats(self, group: str, title: str, points: str) -> PropertyStats:
         key = (group, title)
@@ -444,6 +463,10 @@ class _Collector:
             group = call[2] if call and call[1] == self.assignment else None
             stdout = "".join(_feedback_text(o) for o in outputs)
             blocks = [b for b in _parse_feedback(stdout) if b["assignment"] == self.assignment]
+            for line in stdout.split("\n"):
+                note = _NOTE.match(line)
+                if note:
+                    self.reaching.setdefault(student, Reaching(student, note["text"]))
             for block in blocks:
                 earned += _number(block["earned"]) or 0.0
                 seen_groups.add(block["group"])
@@ -456,6 +479,10 @@ class _Collector:
                     failure = Failure(student, f.get("Problem", ""), f.get("Example", ""), f.get("Got", ""),
                                       f.get("Expected", ""))
                     stats.failures.append(failure)
+                    if failure.problem.startswith(_WITHHELD):
+                        held = self.reaching.setdefault(student, Reaching(student, ""))
+                        held.withheld.append(f"{stats.group} / {stats.title}")
+                        held.withheld_points += _number(r["points"]) or 0.0
                     for pattern, kind in _PROBLEM_KINDS:
                         if pattern.search(failure.problem):
                             self._flag(student, kind, stats.title, failure.problem)
@@ -531,7 +558,8 @@ def build(assignment: str, course_dir: Path = Path(".")) -> ClassReport:
     props.sort(key=lambda p: (p.pass_rate if p.students else 2.0, order[id(p)]))
     maxima = {s.max_score for s in students.values() if s.max_score is not None}
     max_score = max(maxima) if maxima else (sum(p.points for p in props) or None)
-    report = ClassReport(assignment, students, props, collector.flags, problems, max_score, gradebook is not None)
+    report = ClassReport(assignment, students, props, collector.flags, problems, max_score, gradebook is not None,
+                         reaching=sorted(collector.reaching.values(), key=lambda r: r.student))
     report.seconds = time.perf_counter() - start
     return report
 
@@ -687,6 +715,24 @@ def render_html(report: ClassReport) -> str:
         out.append("</tbody></table>")
     else:
         out.append("<p>No grading hit a time or memory limit, a dead kernel or tampering.</p>")
+    out.append(f'<h2 id="reaching">Notebooks that reach into the grader ({len(report.reaching)})</h2>')
+    if report.reaching:
+        out.append(
+            "<p>These notebooks refer to the grading code or dig through the interpreter around it (imports of "
+            "the grading package, the garbage collector's objects, frames, code built from strings). No answer "
+            "needs that, and such code can rewrite what the kernel reports, so every check that passed on the "
+            "kernel's own report (what a call raised, trace and compile events, host reads, thunk counts, staged "
+            "programs) was withheld; checks judged on returned values kept their points. Review the notebook; "
+            "to restore withheld points, give the cell a manual grade in formgrader (nbgrader's manual score "
+            "overrides the automatic one).</p>")
+        out.append('<table id="reaching-table"><thead><tr><th>student</th><th>points withheld</th>'
+                   "<th>checks withheld</th><th>what the feedback says</th></tr></thead><tbody>")
+        for r in report.reaching:
+            out.append(f'<tr class="reaching"><td>{_e(r.student)}</td><td class="num">{r.withheld_points:g}</td>'
+                       f"<td>{_e('; '.join(r.withheld)) or 'none'}</td><td>{_e(_cut(r.detail))}</td></tr>")
+        out.append("</tbody></table>")
+    else:
+        out.append("<p>None.</p>")
     out.append(f'<h2 id="problems">Problems reading the course ({len(report.problems)})</h2>')
     if report.problems:
         out.append('<ul class="warn">' + "".join(f"<li>{_e(_cut(p))}</li>" for p in report.problems) + "</ul>")
@@ -727,6 +773,9 @@ def summary(report: ClassReport) -> str:
                                                          if len(flagged) > _SUMMARY_NAMES else "")
         kinds = Counter(f.kind for f in report.flags)
         lines.append(f"students to look at ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}): {shown}")
+    if report.reaching:
+        lines.append(f"notebooks that reach into the grader ({sum(r.withheld_points for r in report.reaching):g} "
+                     f"points withheld, for review): " + ", ".join(r.student for r in report.reaching))
     if report.problems:
         lines.append(f"{len(report.problems)} problems reading the course (above, and on the page)")
     lines.append(f"report: {report.path}")
