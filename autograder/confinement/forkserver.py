@@ -5,7 +5,8 @@
 A fresh grading kernel spends most of its start-up importing ipykernel, JAX,
 hypothesis and the graders. The kernel manager
 (:mod:`autograder.confinement.kernel_manager`) starts this process once per
-nbgrader process, as root and outside any jail. It imports all of that once,
+nbgrader process, as nbgrader's user (root, or the instructor without root) and outside any
+jail. It imports all of that once,
 without starting JAX's backend or any thread, says ``ready`` on its standard
 output, and then, for each kernel a client (:mod:`autograder.confinement.forkclient`)
 asks for, forks:
@@ -17,13 +18,16 @@ asks for, forks:
   streams and environment, closes every other descriptor, draws new random
   seeds, builds the jail (:func:`autograder.confinement.jail.enter`, keyed to the
   client's pid, whose user and cgroup nbgrader cleans up after; its own network,
-  IPC and mount namespaces, as a kernel started afresh gets), and runs
-  IPKernelApp, whose first line imports the sandbox as in any grading kernel.
+  IPC and mount namespaces, as a kernel started afresh gets; without root, the
+  rootless jail, :func:`autograder.confinement.userns.enter`, which returns in a
+  grandchild, pid 2 of a pid namespace of its own, while the child waits for it),
+  and runs IPKernelApp, whose first line imports the sandbox as in any grading kernel.
 
 Each kernel is a new fork of the server, never reused, so nothing of one
 notebook reaches another; nothing a kernel does reaches the server. The socket
-lies in a folder only root may enter, only a root client is served
-(``SO_PEERCRED``), and a kernel's private ``/tmp`` cannot see it. The server exits
+lies in a folder only its user may enter, only a client of that user is served
+(``SO_PEERCRED``), and a kernel's private ``/tmp`` cannot see it (nor, rootless, can a
+kernel reach the server's process: it is outside the kernel's pid namespace). The server exits
 when its standard input closes: nbgrader's process is gone.
 
 The parallel command (:mod:`autograder.tools.parallel.run`) starts one server for all
@@ -51,7 +55,7 @@ import threading
 import time
 import traceback
 
-from autograder.confinement import forkclient, jail
+from autograder.confinement import forkclient, jail, userns
 
 #: Modules a grading kernel imports before its first cell (never a property module: the judge is outside).
 PRELOAD = (
@@ -60,8 +64,33 @@ PRELOAD = (
     "autograder.grading.grade", "autograder.grading.integrity", "autograder.grading.registry",
     "autograder.grading.serve", "autograder.kit",
 )
-#: How the kernel's command starts ipykernel, after the interpreter: the one command this server runs.
+#: How the kernel's command starts ipykernel, after the interpreter and its options: the one
+#: command this server runs.
 KERNEL_MODULE = ["-m", "ipykernel_launcher"]
+#: Interpreter options a kernelspec may carry before ``-m`` that a fork of this server honours as
+#: they are: ``python -m ipykernel install`` (ipykernel 7) writes ``-Xfrozen_modules=off`` (it only
+#: lets a debugger step into the standard library's frozen modules); ``-u`` and ``-B`` change
+#: nothing a kernel does (ipykernel replaces the standard streams; the packages are read-only).
+#: Any other option (``-O``, ``-E``, ``-I``, ``-W``...) changes how the kernel runs: a kernelspec
+#: with one starts afresh.
+HARMLESS_OPTIONS = frozenset({"-u", "-B", "-Xfrozen_modules=off", "-Xfrozen_modules=on"})
+
+
+def kernel_arguments(cmd: list[str]) -> list[str] | None:
+    """ipykernel's own arguments (``-f FILE``...) if ``cmd`` is ``PYTHON [OPTIONS] -m
+    ipykernel_launcher ARGS`` with only :data:`HARMLESS_OPTIONS` (``-X frozen_modules=...``
+    split in two as well), else None: then a fork of this server is not what ``cmd`` starts."""
+    i = 1
+    while i < len(cmd) and cmd[i] != KERNEL_MODULE[0]:
+        if cmd[i] in HARMLESS_OPTIONS:
+            i += 1
+        elif cmd[i] == "-X" and i + 1 < len(cmd) and f"-X{cmd[i + 1]}" in HARMLESS_OPTIONS:
+            i += 2
+        else:
+            return None
+    if cmd[i:i + 2] != KERNEL_MODULE:
+        return None
+    return cmd[i + 2:]
 
 
 #: Names a running server to the kernel managers of other processes: ``PID:SOCKET``.
@@ -148,8 +177,8 @@ def _accept(listener: socket.socket, conn: socket.socket, close: tuple[int, ...]
     try:
         pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
         request, fds = forkclient.receive(conn, max_fds=3)
-        if uid != 0 or not request or request.get("pid") != pid or len(fds) != 3:
-            forkclient.send(conn, {"error": "refused: not a root client's request with its three streams"})
+        if uid != os.getuid() or not request or request.get("pid") != pid or len(fds) != 3:
+            forkclient.send(conn, {"error": "refused: not a request of this server's user with its three streams"})
             return
         if os.fork() == 0:  # the monitor
             try:
@@ -217,11 +246,17 @@ def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
     _reseed()
 
     arguments = jail.parse_arguments(request["argv"])
-    if arguments.kernel[1:3] != KERNEL_MODULE:
+    kernel_argv = kernel_arguments(arguments.kernel)
+    if kernel_argv is None:
         raise RuntimeError(f"not an ipykernel command: {arguments.kernel!r}")
-    uid = jail.enter(arguments.cwd, arguments.hide, arguments.keep, owner=request["pid"],
+    if os.geteuid() == 0:
+        uid = jail.enter(arguments.cwd, arguments.hide, arguments.keep, owner=request["pid"],
+                         private=arguments.private, sockets=arguments.sockets)
+        os.environ[jail.UID_ENV] = str(uid)
+    else:  # returns in the kernel only, pid 2 of a pid namespace whose init is its parent
+        userns.enter(arguments.cwd, arguments.hide, arguments.keep, owner=request["pid"],
                      private=arguments.private, sockets=arguments.sockets)
-    os.environ[jail.UID_ENV] = str(uid)
+        monitor = 1  # the kernel's parent is the namespace's init: ipykernel must not poll for it
 
     from autograder.kit import settings
 
@@ -231,9 +266,10 @@ def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
     pretty_printer.CAN_USE_COLOR = True  # what JAX decides when first imported inside a Jupyter kernel
     from ipykernel import kernelapp
 
-    sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *arguments.kernel[3:]]
+    sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *kernel_argv]
+    os.environ["JPY_PARENT_PID"] = str(monitor)
     # IPKernelApp read JPY_PARENT_PID when the server imported it: name the parent now.
-    kernelapp.IPKernelApp.launch_instance(argv=arguments.kernel[3:], parent_handle=monitor)
+    kernelapp.IPKernelApp.launch_instance(argv=kernel_argv, parent_handle=monitor)
     return 0
 
 

@@ -21,9 +21,17 @@ private ``/tmp`` hides, and bound back into that one kernel's view, owned by its
 judge's socket for each grade cell is a file there too
 (:class:`autograder.grading.judge.Session`). The folder goes with the kernel.
 
-Where confinement cannot work (not Linux, not root, no mount namespaces), kernels
-start as nbgrader starts them (ZMQ on loopback TCP), with a warning in nbgrader's log;
-the sandbox still applies the limits it can.
+Which jail (:func:`jail_mode`, asked once per process): as root, :mod:`~autograder.confinement.jail`;
+without root (an instructor on a shared server or a laptop), the rootless jail
+:mod:`~autograder.confinement.userns`, the same view built in user, mount, pid, network and IPC
+namespaces of the instructor's own; both for kernels started afresh and forked ones. nbgrader's
+log says once how kernels start and why (:meth:`ConfinedKernelManager.announce`).
+
+Where neither can work (not Linux, no user namespaces), no kernel starts: the first one stops the
+command (:class:`ConfinementUnavailable`), before any notebook is graded, with the reason and
+what to do. Only with ``c.ConfinedKernelManager.allow_unconfined = True`` do kernels then start
+as nbgrader starts them (ZMQ on loopback TCP; the sandbox applies the limits it can), and the
+command says so on screen as it starts grading and as it ends.
 """
 
 from __future__ import annotations
@@ -51,31 +59,100 @@ from traitlets import Bool, DottedObjectName, Type
 
 from autograder.confinement import forkserver
 from autograder.confinement import jail as _jail
+from autograder.confinement import userns as _userns
 from autograder.confinement import copies
 from autograder.grading import compiler
 
 
 _JAIL = Path(_jail.__file__).resolve()
+_USERNS = Path(_userns.__file__).resolve()
 SAFE_PATH = "PYTHONSAFEPATH"
 _FORKCLIENT = Path(forkserver.forkclient.__file__).resolve()
 _server: forkserver.Server | forkserver.Attached | None = None  # the fork server, once started or attached
 _no_server: str | None = None  # why there is none, once it failed
+_announced = False  # whether this process said how its kernels start
+
+
+#: The two jails, by :func:`jail_mode`'s names.
+ROOT, ROOTLESS = "root", "rootless"
+#: Which jails to try, in nbgrader's environment: ``root,rootless`` (the default), one of them, or
+#: ``none``. It can only take jails away (the tests use it to grade as if no jail could be built);
+#: without ``allow_unconfined`` a command with no jail left still stops.
+JAILS_ENV = "AUTOGRADER_JAILS"
+
+
+def _probe(script: Path) -> str | None:
+    probe = subprocess.run([sys.executable, str(script), "--probe"], capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        return probe.stderr.strip() or f"exit code {probe.returncode}"
+    return None
 
 
 @functools.lru_cache(maxsize=1)
-def why_not_confined() -> str | None:
-    """None if kernels can start in the jail here, else the reason (asked once per process)."""
+def _jails() -> tuple[str | None, str]:
+    """(the jail kernels start in here, or None; why each one that cannot be used cannot)."""
     if sys.platform != "linux":
-        return f"the jail needs Linux, not {sys.platform}"
-    probe = subprocess.run([sys.executable, str(_JAIL), "--probe"], capture_output=True, text=True, check=False)
-    if probe.returncode != 0:
-        return probe.stderr.strip() or f"exit code {probe.returncode}"
-    world_writable()  # now, once: a process that forks grading workers after asking this walks for all of them
-    return None
+        return None, f"the jail needs Linux, not {sys.platform}"
+    reasons = []
+    wanted = {name.strip() for name in os.environ.get(JAILS_ENV, f"{ROOT},{ROOTLESS}").split(",")}
+    if wanted.isdisjoint({ROOT, ROOTLESS}):
+        return None, f"{JAILS_ENV}={os.environ.get(JAILS_ENV)} names no jail"
+    if os.geteuid() == 0 and ROOT in wanted:
+        why = _probe(_JAIL)
+        if why is None:
+            world_writable()  # now, once: a process that forks grading workers after asking walks for them all
+            return ROOT, ""
+        reasons.append(f"the root jail: {why}")
+    why = _probe(_USERNS) if ROOTLESS in wanted else f"not tried ({JAILS_ENV})"
+    if why is None:
+        world_writable()
+        return ROOTLESS, "; ".join(reasons)
+    reasons.append(f"the rootless jail (user namespaces): {why}")
+    return None, "; ".join(reasons)
+
+
+def jail_mode() -> str | None:
+    """:data:`ROOT` (nbgrader runs as root: :mod:`~autograder.confinement.jail`), :data:`ROOTLESS`
+    (:mod:`~autograder.confinement.userns`) or None (neither works here). Asked once per process."""
+    return _jails()[0]
+
+
+def why_not_confined() -> str | None:
+    """None if kernels can start in a jail here, else the reason (asked once per process)."""
+    mode, why = _jails()
+    return None if mode else why
 
 
 def can_confine() -> bool:
     return why_not_confined() is None
+
+
+class ConfinementUnavailable(SystemExit):
+    """No jail can be built here and unconfined grading was not asked for: the command stops.
+
+    A SystemExit, so that nbgrader's per-notebook ``except Exception`` does not swallow it and go
+    on to the next student: the first kernel's start ends the command, before any grading."""
+
+
+def refusal(why: str) -> str:
+    """What the command says when it stops for want of a jail: why, and how to proceed."""
+    return (
+        f"autograder: grading stopped before any notebook ran: grading kernels cannot be confined here ({why}). "
+        "An unconfined notebook can read other students' work and the solutions, rewrite the gradebook and the "
+        "course's files, and leave processes running. To proceed, grade on Linux with unprivileged user namespaces "
+        "(as a plain user: sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 or "
+        "kernel.apparmor_restrict_unprivileged_userns=0 where those exist) or as root; or, only for notebooks you "
+        "trust, grade unconfined by adding to nbgrader_config.py:  "
+        "c.ConfinedKernelManager.allow_unconfined = True . Then run the command again with --force: nbgrader "
+        "copied the first submission into autograded/ before it stopped, and skips it otherwise."
+    )
+
+
+def unconfined_notice(why: str | None) -> str:
+    """The line every command grading unconfined prints as it starts grading and as it ends."""
+    return (f"autograder: WARNING: grading kernels run UNCONFINED ({why}; "
+            "c.ConfinedKernelManager.allow_unconfined = True): a notebook can read and change anything "
+            "nbgrader's user can, other students' work and the gradebook included")
 
 
 #: The operating system's top-level folders (programs, libraries, configuration, devices), which a
@@ -190,11 +267,17 @@ def sockets_folder() -> str:
     return tempfile.mkdtemp(prefix="k-", dir=_sockets_root_folder())
 
 
+#: System folders a kernel must not see: where the machine's services keep their sockets (a
+#: PostgreSQL gradebook's, D-Bus, the instructor's session bus and agents). A network namespace of
+#: the kernel's own does not cover a socket bound to a file.
+SOCKET_FOLDERS = ("/run",)
+
+
 def hidden_paths(config) -> list[str]:
-    """What a kernel must not see: every top-level folder outside the system's; the course,
-    the exchange and this home wherever they are; every copy of the grading package but the one
-    the kernel imports, and every repository around a copy."""
-    hide = [*outside_the_system(), str(Path.home())]
+    """What a kernel must not see: every top-level folder outside the system's; the system's
+    :data:`SOCKET_FOLDERS`; the course, the exchange and this home wherever they are; every copy
+    of the grading package but the one the kernel imports, and every repository around a copy."""
+    hide = [*outside_the_system(), *SOCKET_FOLDERS, str(Path.home())]
     course_root = None
     with contextlib.suppress(Exception):
         course_root = CourseDirectory(config=config).root
@@ -214,10 +297,39 @@ def kept_paths(connection_file: str) -> list[str]:
     return sorted(os.path.realpath(path) for path in keep)
 
 
-def _forkable(cmd: list[str]) -> bool:
+def _environment_of(python: str) -> tuple[str, str]:
+    """An interpreter's identity: the program it runs and its virtual environment (two venvs of
+    one Python resolve to the same program, but import different packages)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    venv = root if os.path.isfile(os.path.join(root, "pyvenv.cfg")) else ""
+    return os.path.realpath(python), venv
+
+
+def _is_this_python(program: str, env: dict[str, str] | None = None) -> bool:
+    """Whether ``program`` (a path, or a name such as ``python3`` looked up on the kernel's PATH)
+    is this process's interpreter, in this process's environment."""
+    if os.sep not in program:
+        found = shutil.which(program, path=(env or os.environ).get("PATH"))
+        if found is None:
+            return False
+        program = found
+    return _environment_of(program) == _environment_of(sys.executable)
+
+
+def why_not_forkable(cmd: list[str], env: dict[str, str] | None = None) -> str | None:
+    """None if the fork server can run the kernel's command (this Python's ipykernel, as a
+    kernelspec of ipykernel's wheel or of ``python -m ipykernel install`` says it), else why."""
+    if len(cmd) < 3 or forkserver.kernel_arguments(cmd) is None:
+        return (f"the kernelspec's command is not 'python [-Xfrozen_modules=off] -m ipykernel_launcher': "
+                f"{' '.join(cmd[:4])}")
+    if not _is_this_python(cmd[0], env):
+        return f"the kernelspec's Python ({cmd[0]}) is not nbgrader's ({sys.executable})"
+    return None
+
+
+def _forkable(cmd: list[str], env: dict[str, str] | None = None) -> bool:
     """Whether the kernel's command is this Python's ipykernel, which the fork server runs."""
-    return (len(cmd) > 3 and cmd[1:3] == forkserver.KERNEL_MODULE
-            and os.path.realpath(cmd[0]) == os.path.realpath(sys.executable))
+    return why_not_forkable(cmd, env) is None
 
 
 def members(pid: int) -> set[int]:
@@ -262,8 +374,8 @@ def fork_server(cmd: list[str], env: dict[str, str], log):
     :data:`~autograder.confinement.forkserver.SHARED_ENV` (the parallel command's), else this
     process's own, started on first use; None (said once in the log) if it cannot serve them."""
     global _server, _no_server
-    if _no_server is None and not _forkable(cmd):
-        _no_server = f"the kernel's command is not this Python's ipykernel: {' '.join(cmd[:3])}"
+    if _no_server is None and not _forkable(cmd, env):
+        _no_server = why_not_forkable(cmd, env)
         log.warning("autograder: no fork server (%s); kernels start afresh through the jail", _no_server)
     if _server is not None and not _server.running():
         _no_server, _server = _server.ended(), None
@@ -324,12 +436,20 @@ class ConfinedKernelManager(AsyncKernelManager):
     compiling as :mod:`autograder.grading.compiler` says."""
 
     fork_server = Bool(True, config=True, help="Fork kernels from a server that imported their modules once.")
+    allow_unconfined = Bool(False, config=True, help=(
+        "Grade with kernels unconfined where no jail can be built (not Linux, no user namespaces). "
+        "Off by default: the command then stops before grading anyone. A notebook graded unconfined "
+        "can read and change everything nbgrader's user can."))
     client_class = DottedObjectName(f"{__name__}.ReadyKernelClient", config=True)
     client_factory = Type(ReadyKernelClient, klass=AsyncKernelClient, config=True)
     #: The confined kernel's folder of sockets (:func:`sockets_folder`); None for a kernel unconfined.
     private_folder: str | None = None
 
     async def _async_pre_start_kernel(self, **kw):
+        if not can_confine() and not self.allow_unconfined:
+            message = refusal(why_not_confined())
+            self.log.error(message)
+            raise ConfinementUnavailable(message)
         if can_confine():
             # The kernel has no network of nbgrader's: its channels are sockets in its own folder.
             self._remove_private_folder()
@@ -344,7 +464,7 @@ class ConfinedKernelManager(AsyncKernelManager):
         # no working folder on sys.path, and IPython adds none (sys.flags.safe_path).
         kw["env"][SAFE_PATH] = "1"
         if not can_confine():
-            self.log.warning("autograder: grading kernels run unconfined: %s", why_not_confined())
+            self.announce(None, None)
             return cmd, kw
         cwd = kw.get("cwd") or os.getcwd()
         hidden = hidden_paths(self.config)
@@ -353,9 +473,38 @@ class ConfinedKernelManager(AsyncKernelManager):
         private = [arg for path in private_paths(hidden) for arg in ("--private", path)]
         jail_arguments = ["--cwd", str(cwd), *hide, *keep, *private, "--sockets", self.private_folder, "--", *cmd]
         server = fork_server(cmd, kw["env"], self.log) if self.fork_server else None
+        if jail_mode() == ROOTLESS and os.geteuid() == 0:
+            server = None  # root whose root jail failed: a fork server as root would build that one
+        self.announce(cmd, server)
         if server is not None:
             return [sys.executable, "-I", "-S", str(_FORKCLIENT), "--socket", server.path, *jail_arguments], kw
-        return [sys.executable, str(_JAIL), *jail_arguments], kw
+        return [sys.executable, str(_JAIL if jail_mode() == ROOT else _USERNS), *jail_arguments], kw
+
+    def announce(self, cmd: list[str] | None, server) -> None:
+        """Say once per process, in nbgrader's log, how grading kernels start and why; when they run
+        unconfined, on screen as well, now and as the process ends."""
+        global _announced
+        if _announced:
+            return
+        _announced = True
+        mode = jail_mode()
+        if mode is None:
+            notice = unconfined_notice(why_not_confined())
+            self.log.warning(notice)
+            print(notice, file=sys.stderr, flush=True)
+            atexit.register(print, notice, file=sys.stderr, flush=True)
+            return
+        where = ("the root jail (autograder/confinement/jail.py: nbgrader runs as root)" if mode == ROOT else
+                 "the rootless jail (autograder/confinement/userns.py: user, mount, pid, network and IPC "
+                 "namespaces, as nbgrader does not run as root)")
+        if server is not None:
+            how = "forked from a fork server that imported ipykernel, JAX and the graders once"
+        elif not self.fork_server:
+            how = "started afresh (c.ConfinedKernelManager.fork_server = False)"
+        else:
+            how = f"started afresh ({_no_server or 'root whose root jail failed: no fork server'})"
+        self.log.info("autograder: grading kernels start in %s, %s; the kernelspec runs: %s",
+                      where, how, " ".join(cmd or []))
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         pid = getattr(self.provisioner, "pid", None)

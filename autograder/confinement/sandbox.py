@@ -16,7 +16,9 @@ first in the kernel and:
   (:mod:`autograder.grading.integrity`), so later patching by the notebook is reported;
 - in a kernel the jail started: hides the grading package's files (they are loaded
   now) and gives up root for the user the jail chose, in every thread, so the
-  notebook cannot undo any of the above, see the course, or keep privileges.
+  notebook cannot undo any of the above, see the course, or keep privileges; in a
+  kernel the rootless jail started (:mod:`autograder.confinement.userns`, which has
+  dropped every capability already), has the jail's init hide them.
 
 A kernel that cannot apply a limit keeps going without it, with one exception: a
 kernel the jail started that cannot give up root exits before any student cell
@@ -33,6 +35,7 @@ import resource
 import sys
 
 from autograder.confinement import jail as _jail
+from autograder.confinement import userns as _userns
 from autograder.confinement import PACKAGE_ROOT
 from autograder.confinement.jail import PROCESSES
 
@@ -83,6 +86,13 @@ def confine() -> None:
         except (OSError, ValueError) as error:
             # Still root, in a view of the machine it could now undo: stop before any student cell.
             print(f"autograder: the grading kernel cannot give up root: {error}", file=sys.stderr)
+            os._exit(70)
+    elif _userns.HIDE_ENV in os.environ:  # the rootless jail: it has no capability left to hide them itself
+        try:
+            _userns.hide(str(PACKAGE_ROOT))
+            linecache.clearcache()
+        except (OSError, ValueError) as error:
+            print(f"autograder: the grading kernel cannot hide the grader's files: {error}", file=sys.stderr)
             os._exit(70)
 
 
