@@ -58,8 +58,10 @@ def _course(tmp_path: Path) -> tuple[Config, Path]:
     return config, folder
 
 
-def _run(tmp_path: Path, *sources: str) -> tuple[list[str], Path]:
+def _run(tmp_path: Path, *sources: str, budget: float | None = None) -> tuple[list[str], Path]:
     config, folder = _course(tmp_path)
+    if budget is not None:
+        config.ConfinedExecute.notebook_timeout = budget
     nb = new_notebook(cells=[new_code_cell(source) for source in sources])
     ConfinedExecute(config=config).preprocess(nb, {"metadata": {"path": str(folder)}})
     shown = []
@@ -140,6 +142,23 @@ def test_a_dead_kernel_costs_only_the_cells_it_did_not_finish(tmp_path):
     assert shown[1] == ("KernelDied: The kernel died while this cell ran (exit code 7); "
                         "the cells after it did not run.")
     assert shown[2] == "KernelDied: Not run: the kernel died in an earlier cell (exit code 7)."
+
+
+#: A cell that sleeps and cannot be interrupted (SIGINT ignored): only stopping the kernel ends it.
+_STALLS = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('stalling')\ntime.sleep(8)"
+
+
+def test_a_notebook_of_stalling_cells_ends_within_its_budget(tmp_path):
+    """Five cells of 8 s each, with a budget of 12 s: the second runs out of it, the kernel is
+    stopped, the rest are not run; the finished cell keeps its output."""
+    started = time.monotonic()
+    shown, _ = _run(tmp_path, 'print("first")', *[_STALLS] * 5, 'print("never")', budget=12)
+    seconds = time.monotonic() - started
+    assert shown[0] == "first\n"
+    assert shown[1].startswith("stalling\n") and "NotebookTimeout" not in shown[1]
+    assert "The notebook's time budget of 12 s ran out while this cell ran" in shown[2]
+    assert shown[3:] == ["NotebookTimeout: Not run: the notebook's time budget of 12 s ran out in an earlier cell."] * 4
+    assert seconds < 12 + 15, f"the notebook took {seconds:.0f} s against a budget of 12 s"
 
 
 def test_nothing_a_notebook_starts_outlives_it(tmp_path):

@@ -38,6 +38,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import COURSE_ASSIGNMENTS, REPO, kernel_child_alive, tree_digest
+from hostile.budgets import NOTEBOOK_SECONDS
 from hostile.corpus import CORPUS, FULL, NOT_GRADED, PLANTED, VICTIM, Hostile
 from hostile.notebooks import SAMPLES, build
 from nbgrader.api import Gradebook
@@ -139,7 +140,8 @@ def batch(tmp_path_factory) -> Batch:
     course = scratch.prepare_course(work / "course")
     with (course.root / "nbgrader_config.py").open("a") as config:
         config.write(f"\n# tests/test_hostile.py: a shorter per-cell timeout keeps the batch short\n"
-                     f"c.Execute.timeout = {CELL_TIMEOUT}\n")
+                     f"c.Execute.timeout = {CELL_TIMEOUT}\n"
+                     f"c.ConfinedExecute.notebook_timeout = {NOTEBOOK_SECONDS}\n")
     scratch.generate(course, COURSE_ASSIGNMENTS)
     scratch.release(course, COURSE_ASSIGNMENTS)
     cid = scratch.course_id()

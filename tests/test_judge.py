@@ -56,15 +56,23 @@ class FakeKernel:
     """A kernel's side written by hand: it says hello with the token, then answers as told."""
 
     def __init__(self, session: judge.Session, token: str | None = None):
-        address = re.search(r"'([\d.]+):(\d+)'", session.kernel_code)
         token = token or re.search(r"'([0-9a-f]{32})'", session.kernel_code)[1]
-        self.connection = socket.create_connection((address[1], int(address[2])))
+        path = re.search(r"'unix:([^']+)'", session.kernel_code)
+        if path:
+            self.connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.connection.connect(path[1])
+        else:
+            address = re.search(r"'([\d.]+):(\d+)'", session.kernel_code)
+            self.connection = socket.create_connection((address[1], int(address[2])))
         self.stream = self.connection.makefile("rwb")
         self.send({"token": token})
 
     def send(self, message) -> None:
-        self.stream.write(message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n")
-        self.stream.flush()
+        try:
+            self.stream.write(message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n")
+            self.stream.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the judge hung up on what it was being sent
 
     def request(self) -> dict:
         line = self.stream.readline()
@@ -121,6 +129,41 @@ def test_what_the_protocol_does_not_allow_fails_the_check_with_the_kernel_named(
     report = session.finish()
     assert report.earned == 0
     assert all("kernel stopped answering the grader" in r.failure.problem for r in report.results), render(report)
+
+
+def test_a_confined_kernel_meets_its_judge_on_a_socket_in_its_own_folder(tmp_path):
+    """No port: a file in the kernel's folder of sockets (only it can enter that folder), gone after the cell."""
+    session = judge.Session("static_max_mode", "errors", folder=str(tmp_path))
+    assert re.search(r"'unix:" + re.escape(str(tmp_path)) + r"/judge-[0-9a-f]+'", session.kernel_code)
+    assert not re.search(r"'[\d.]+:\d+'", session.kernel_code)
+    kernel = FakeKernel(session)
+    kernel.answer(lambda request: {"get": {"callable": True}, "call": {"result": 1.0}}.get(request["op"], {"ok": None}))
+    assert "accepted the mode" in render(session.finish())  # served over the file, and judged
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("line", [
+    b"[" + b"{}," * (wire.MAX_LINE // 3 - 1) + b"{}]\n",  # just under the length limit, each {} a dict when parsed
+    b'{"result": "' + b"x" * (2 * wire.MAX_LINE) + b'"}\n',  # past it
+])
+def test_a_swollen_reply_is_refused_within_the_judges_memory_budget(line):
+    """A 32 MB line of `{}`s parsed would take about 2 GB in nbgrader's process (it once did); refused,
+    the judge's allocations while reading it stay within a few times the line's length."""
+    import tracemalloc
+
+    session = judge.Session("static_max_mode", "modes")
+    kernel = FakeKernel(session)
+    tracemalloc.start()
+    try:
+        kernel.answer(lambda request: {"callable": True} if request["op"] == "get"
+                      else (line if request["op"] == "call" else {"ok": None}))
+        report = session.finish()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert report.earned == 0
+    assert all("kernel stopped answering the grader" in r.failure.problem for r in report.results), render(report)
+    assert peak < 4 * wire.MAX_LINE, f"the judge allocated {peak / 2**20:.0f} MiB reading one reply"
 
 
 def test_a_kernel_that_hangs_up_mid_check_costs_only_the_checks_after(tmp_path):

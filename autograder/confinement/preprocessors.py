@@ -8,16 +8,19 @@ it, and judges every grade cell here, in this process, while the kernel only ser
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
+import math
 import re
 import time
 from functools import lru_cache
 
-from nbclient.exceptions import DeadKernelError
+from jupyter_core.utils import run_sync
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Unicode
+from traitlets import Float, Unicode
 
 from autograder.confinement import PACKAGE_ROOT
 from autograder.confinement.kernel_manager import ConfinedKernelManager
@@ -113,6 +116,12 @@ class ConfinedExecute(Execute):
     ungraded; here the cell that was running and every cell after it get an error
     output saying so (nbgrader scores those zero) and the rest keeps its results.
 
+    A whole notebook has a wall-clock budget, :attr:`notebook_timeout` (each cell keeps nbgrader's
+    ``Execute.timeout`` as well): a cell gets at most what is left of it; once it is spent, the
+    kernel is stopped (a notebook that stalls or snoops holds a worker for one budget at most), the
+    cell that ran out gets an error saying so, and every cell after it is not run and scores zero.
+    The cells that finished keep their results, and the batch goes on.
+
     With ``phase_log`` set (the benchmark sets it), each notebook appends one JSON
     line there: the seconds from the start to the first cell (the kernel starting
     and becoming ready), in the notebook's own cells, in its grade cells, and
@@ -120,13 +129,18 @@ class ConfinedExecute(Execute):
     """
 
     phase_log = Unicode("", config=True, help="Append each notebook's phase timings to this file (JSON lines).")
+    notebook_timeout = Float(
+        900.0, config=True,
+        help="Seconds of wall-clock time one notebook may take in all, from its kernel's start to its last cell; "
+             "past them its kernel is stopped and the cells not yet run score zero. 0 for no budget.")
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", ConfinedKernelManager)
         super().__init__(*args, **kwargs)
 
     def preprocess(self, nb, resources=None, km=None):
-        self._died = None
+        self._stopped = None  # (ename, sentence): why no more cells run (the kernel died, the budget ran out)
+        self._deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
         self._phases = {"cells": 0.0, "grade_cells": 0.0}
         self._first_cell = self._last_cell = None
         self._notebook_memo: dict = {}  # what the judge's properties note for later grade cells of this notebook
@@ -161,20 +175,59 @@ class ConfinedExecute(Execute):
             self._phases[kind] += self._last_cell - started
 
     def _run_cell(self, cell, resources, index):
-        if self._died is None:
-            try:
-                call = _grade_call(cell)
-                if call is not None:
-                    return self._judge_cell(cell, resources, index, *call)
-                return super().preprocess_cell(cell, resources, index)
-            except DeadKernelError:
-                how = self.km.exit_description() if hasattr(self.km, "exit_description") else "it stopped"
-                self._died = how
-                self.log.warning("kernel died in cell %d (%s); the cells after it are not run", index, how)
-                cell.outputs.append(_died(f"The kernel died while this cell ran ({how}); the cells after it did not run."))
-                return cell, resources
-        cell.outputs = [_died(f"Not run: the kernel died in an earlier cell ({self._died}).")]
-        return cell, resources
+        if self._stopped is None and self._left() == 0:
+            self._stop_for_budget(index)
+        if self._stopped is not None:
+            cell.outputs = [_error(*self._stopped)]
+            return cell, resources
+        try:
+            call = _grade_call(cell)
+            if call is not None:
+                return self._judge_cell(cell, resources, index, *call)
+            return super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            how = self.km.exit_description() if hasattr(self.km, "exit_description") else "it stopped"
+            self._stopped = (DIED, f"Not run: the kernel died in an earlier cell ({how}).")
+            self.log.warning("kernel died in cell %d (%s); the cells after it are not run", index, how)
+            cell.outputs.append(_error(DIED, f"The kernel died while this cell ran ({how}); the cells after it did not run."))
+            return cell, resources
+        except CellTimeoutError:  # past its time, interrupted, and still not answering: the kernel is stopped
+            if self._left() != 0:
+                self._stopped = (UNRESPONSIVE, "Not run: the kernel stopped answering in an earlier cell.")
+                cell.outputs.append(_error(
+                    UNRESPONSIVE, "This cell ran past its time limit and its kernel did not stop when interrupted; "
+                    "the kernel was stopped, and the cells after it did not run."))
+                self._stop_kernel()
+            return cell, resources
+        finally:
+            if self._stopped is None and self._left() == 0:  # this cell ran out of the notebook's budget
+                cell.outputs.append(_error(
+                    OUT_OF_BUDGET, f"The notebook's time budget of {self.notebook_timeout:g} s ran out while this cell ran; "
+                    "its kernel was stopped, and the cells after it did not run."))
+                self._stop_for_budget(index)
+
+    def _left(self) -> float | None:
+        """Seconds left of the notebook's budget (0 once spent); None without a budget."""
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+
+    def _get_timeout(self, cell):
+        """A cell's timeout: nbgrader's, but never past the notebook's budget (at least a second)."""
+        timeout, left = super()._get_timeout(cell), self._left()
+        if left is None:
+            return timeout
+        left = max(1, math.ceil(left))
+        return left if timeout is None else min(timeout, left)
+
+    def _stop_for_budget(self, index: int) -> None:
+        self._stopped = (OUT_OF_BUDGET, f"Not run: the notebook's time budget of {self.notebook_timeout:g} s ran "
+                                        "out in an earlier cell.")
+        self.log.warning("autograder: the notebook's budget of %g s ran out in cell %d; its kernel is stopped and "
+                         "the cells after it are not run", self.notebook_timeout, index)
+        self._stop_kernel()
+
+    def _stop_kernel(self) -> None:
+        with contextlib.suppress(Exception):  # a kernel already gone is what we want
+            run_sync(self.km.shutdown_kernel)(now=True)
 
     def _judge_cell(self, cell, resources, index, assignment: str, group: str):
         """A grade cell judged in this process (:mod:`autograder.grading.judge`): the kernel runs
@@ -214,5 +267,11 @@ def _grade_call(cell) -> tuple[str, str] | None:
     return None if call is None else (call[1], call[2])
 
 
-def _died(message: str):
-    return new_output("error", ename="KernelDied", evalue=message, traceback=[f"KernelDied: {message}"])
+#: The errors this preprocessor writes into a cell (nbgrader scores it zero; the class report counts them):
+#: the kernel died in it or before it; the notebook's time budget ran out in it or before it; the
+#: kernel stopped answering in it or before it (a cell past its time that ignored the interrupt).
+DIED, OUT_OF_BUDGET, UNRESPONSIVE = "KernelDied", "NotebookTimeout", "KernelUnresponsive"
+
+
+def _error(ename: str, message: str):
+    return new_output("error", ename=ename, evalue=message, traceback=[f"{ename}: {message}"])

@@ -28,8 +28,10 @@ import logging
 import os
 import secrets
 import selectors
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
 
@@ -111,6 +113,8 @@ class Channel:
                 self.stream.flush()
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError, ValueError):
+            self.stream.close()  # the file holds the socket open: without this a kernel still sending blocks for good
         with contextlib.suppress(OSError):
             self.connection.close()
 
@@ -384,25 +388,34 @@ def _drop(connection: socket.socket, selector, pending: dict) -> None:
         connection.close()
 
 
-def _listen(folder: str | None) -> socket.socket:
-    """A listening socket: a file in ``folder`` (readable and writable by anyone who can enter the
-    folder, which only its kernel and this process can), or a loopback port where there is none."""
+def _listen(folder: str | None) -> tuple[socket.socket, str]:
+    """A listening socket and where the kernel connects (:func:`autograder.grading.serve.serve`):
+    ``unix:PATH``, a file in ``folder`` that anyone who can enter the folder may use (only its
+    kernel and this process can), or ``HOST:PORT`` on the loopback address where there is none.
+
+    The kernel owns ``folder`` and may put anything in it, a link to a file of this process's
+    included: the socket is made and given its mode in a folder of this process's own beside it
+    (the kernels' sockets root), then renamed in, which replaces whatever has that name and follows
+    no link."""
     if folder is None:
-        return socket.create_server(("127.0.0.1", 0))
+        listener = socket.create_server(("127.0.0.1", 0))
+        host, port = listener.getsockname()[:2]
+        return listener, f"{host}:{port}"
+    name = f"judge-{secrets.token_hex(8)}"
+    staging = tempfile.mkdtemp(prefix=".judge-", dir=os.path.dirname(os.path.abspath(folder)))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    path = os.path.join(folder, f"judge-{secrets.token_hex(4)}")
-    listener.bind(path)
-    os.chmod(path, 0o666)  # the kernel runs as a user of its own; the folder is its alone (0700)
-    listener.listen()
-    return listener
-
-
-def _address(listener: socket.socket) -> str:
-    """Where :func:`autograder.grading.serve.serve` connects: ``unix:PATH`` or ``HOST:PORT``."""
-    if listener.family == socket.AF_UNIX:
-        return f"unix:{listener.getsockname()}"
-    host, port = listener.getsockname()[:2]
-    return f"{host}:{port}"
+    try:
+        listener.bind(os.path.join(staging, name))
+        os.chmod(os.path.join(staging, name), 0o666)  # the kernel runs as a user of its own
+        listener.listen()
+        path = os.path.join(folder, name)
+        os.rename(os.path.join(staging, name), path)
+    except BaseException:
+        listener.close()
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return listener, f"unix:{path}"
 
 
 class Session:
@@ -422,7 +435,7 @@ class Session:
         self.assignment, self.group = assignment, group
         #: Shared by the sessions of one notebook's grade cells (:attr:`Submission.notebook_memo`).
         self.notebook_memo = {} if notebook_memo is None else notebook_memo
-        self._listener = _listen(folder)
+        self._listener, self._address = _listen(folder)
         self._listener.settimeout(_POLL_SECONDS)
         self._token = secrets.token_hex(16)
         self._cell_ended = threading.Event()
@@ -435,7 +448,7 @@ class Session:
     @property
     def kernel_code(self) -> str:
         return (f"__import__('autograder.grading.serve', fromlist=['serve']).serve("
-                f"{self.assignment!r}, {self.group!r}, globals(), {_address(self._listener)!r}, {self._token!r})")
+                f"{self.assignment!r}, {self.group!r}, globals(), {self._address!r}, {self._token!r})")
 
     def _judge(self) -> None:
         self._observing.observe_elsewhere()
@@ -454,9 +467,9 @@ class Session:
             self._close_listener()
 
     def _close_listener(self) -> None:
-        with contextlib.suppress(OSError):
-            if self._listener.family == socket.AF_UNIX and self._listener.fileno() != -1:
-                os.unlink(self._listener.getsockname())
+        if self._address.startswith("unix:"):
+            with contextlib.suppress(OSError):
+                os.unlink(self._address.removeprefix("unix:"))  # whatever is there now: unlink follows no link
         with contextlib.suppress(OSError):
             self._listener.close()
 

@@ -39,7 +39,11 @@ DTYPES = frozenset({
     "float16", "float32", "float64", "bfloat16", "complex64", "complex128",
 })
 MAX_BYTES = 16 * 2**20  # one array; a larger result is described, not sent
-MAX_LINE = 64 * 2**20  # one message
+MAX_LINE = 32 * 2**20  # one message: the largest array, in base64 (4/3 of MAX_BYTES), and room around it
+#: JSON values and containers in one message, counted before it is parsed: what the parse of a line of
+#: ``[{},{},...]`` costs grows with this (about 100 bytes each), not with the line's length. A reply the
+#: serving side builds holds a few per array and per event; a message past this is not one it built.
+MAX_VALUES = 2**20
 MAX_DEPTH = 16
 MAX_ITEMS = 10_000
 
@@ -245,8 +249,12 @@ def dumps(message: dict) -> bytes:
 
 
 def loads(line: bytes) -> dict:
+    """A message, parsed within a memory bound: at most :data:`MAX_LINE` bytes and :data:`MAX_VALUES`
+    values (an upper bound, counted from the separators and brackets, strings included)."""
     if len(line) > MAX_LINE:
         raise WireError("message too long")
+    if sum(line.count(mark) for mark in (b",", b":", b"[", b"{")) > MAX_VALUES:
+        raise WireError("a message must hold at most MAX_VALUES values")
     try:
         message = json.loads(line)
     except (UnicodeDecodeError, ValueError) as error:

@@ -61,10 +61,12 @@ DEAD_KERNEL = "dead kernel"
 TAMPERING = "tampering"
 REACHES = "reaches into the grader"
 #: Error outputs nbgrader's side writes into a cell (ename -> kind):
-#: KernelDied by autograder.confinement.preprocessors, CellTimeoutError and KeyboardInterrupt by
-#: nbgrader's Execute when a cell runs past ``Execute.timeout``.
+#: KernelDied, NotebookTimeout and KernelUnresponsive by autograder.confinement.preprocessors (the notebook's budget),
+#: CellTimeoutError and KeyboardInterrupt by nbgrader's Execute when a cell runs past ``Execute.timeout``.
 _ERROR_KINDS = {
     "KernelDied": DEAD_KERNEL,
+    "NotebookTimeout": TIME_LIMIT,
+    "KernelUnresponsive": TIME_LIMIT,
     "CellTimeoutError": TIME_LIMIT,
     "KeyboardInterrupt": TIME_LIMIT,
     "MemoryError": MEMORY_LIMIT,
