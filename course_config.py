@@ -40,12 +40,16 @@ from nbgrader.preprocessors import (  # noqa: E402
 )
 
 from autograder.confinement.preprocessors import ConfinedExecute, ScrubGraderSource  # noqa: E402
+from autograder.confinement.sanitise import SanitiseStudentContent  # noqa: E402
 
 # ConfinedExecute: nbgrader's Execute, each kernel in a private view of the machine as
 # a user of its own (autograder/confinement/jail.py), and a dead kernel costs only unfinished cells;
 # every grade cell is judged here, in nbgrader's process, while the kernel only serves calls
 # (autograder/grading/judge.py): the cell's points are the judge's, never the kernel's word.
+# SanitiseStudentContent, last: once the grades are saved, every markdown cell and output of the
+# notebook that formgrader and the feedback pages render is made unable to run script there
+# (autograder/confinement/sanitise.py); nbgrader writes the autograded notebook after it.
 c.Autograde.autograde_preprocessors = [
     ConfinedExecute, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor,
-    LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
+    LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata, SanitiseStudentContent,
 ]

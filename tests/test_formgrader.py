@@ -59,7 +59,9 @@ def free_port() -> int:
 class Server:
     """A ``jupyter server`` in the course folder and an HTTP client that talks to it as the page does."""
 
-    def __init__(self, root: Path, work: Path):
+    def __init__(self, root: Path, work: Path, config: Path | None = None):
+        """``config``: a jupyter_server_config.py to start with (it names the extensions), else
+        formgrader's extension alone, named on the command line (which would replace the file's)."""
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.base = f"http://127.0.0.1:{self.port}"
@@ -73,7 +75,7 @@ class Server:
                 "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
                 f"--IdentityProvider.token={self.token}", "--ServerApp.open_browser=False",
                 f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True",
-                "--ServerApp.jpserver_extensions=nbgrader.server_extensions.formgrader=True",
+                f"--config={config}" if config else "--ServerApp.jpserver_extensions=nbgrader.server_extensions.formgrader=True",
             ],
             cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )

@@ -1,6 +1,7 @@
 """Where a notebook runs: the jail (root, before the kernel), the sandbox (first
-import in the kernel), the kernel manager and preprocessors (nbgrader's process), and
-every copy of the grading package a kernel must not read."""
+import in the kernel), the kernel manager and preprocessors (nbgrader's process),
+every copy of the grading package a kernel must not read, and what of a notebook may reach
+a page (the sanitiser at autograde, formgrader's content-security policy)."""
 
 from pathlib import Path
 
