@@ -179,7 +179,7 @@ def _strings(tree) -> list[str]:
 
 def _fold(node, depth: int = 0):
     """The constant string an expression of constants makes (``"auto" + "grader"``, ``"".join([...])``,
-    ``"redargotua"[::-1]``, ``"x".replace(...)``), else None."""
+    ``"".join(map(chr, codes))``, ``chr(65)``, ``"redargotua"[::-1]``, ``"x".replace(...)``), else None."""
     if depth > 20:
         return None
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)):
@@ -205,19 +205,34 @@ def _fold(node, depth: int = 0):
             except ValueError:
                 return None
         return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "chr" and len(node.args) == 1:
+        code = _fold(node.args[0], depth + 1)
+        return chr(code) if type(code) is int and 0 <= code < 0x110000 else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         owner = _fold(node.func.value, depth + 1)
         args = [_fold(a, depth + 1) for a in node.args]
-        if node.func.attr == "join" and isinstance(owner, str) and len(node.args) == 1 \
-                and isinstance(node.args[0], (ast.List, ast.Tuple)):
-            parts = [_fold(e, depth + 1) for e in node.args[0].elts]
-            return owner.join(parts) if all(isinstance(p, str) for p in parts) else None
+        if node.func.attr == "join" and isinstance(owner, str) and len(node.args) == 1:
+            parts = _parts(node.args[0], depth + 1)
+            return owner.join(parts) if parts is not None and all(isinstance(p, str) for p in parts) else None
         if isinstance(owner, str) and all(a is not None for a in args) and node.func.attr in (
                 "replace", "lower", "upper", "strip", "lstrip", "rstrip", "title", "capitalize", "swapcase"):
             try:
                 return getattr(owner, node.func.attr)(*args)
             except (TypeError, ValueError):
                 return None
+    return None
+
+
+def _parts(node, depth: int) -> list | None:
+    """The strings a ``join`` is given: a list or tuple of constants, or ``map(chr, codes)``."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_fold(e, depth) for e in node.elts]
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "map"
+            and len(node.args) == 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == "chr"
+            and isinstance(node.args[1], (ast.List, ast.Tuple))):
+        codes = [_fold(e, depth) for e in node.args[1].elts]
+        if all(type(c) is int and 0 <= c < 0x110000 for c in codes):
+            return [chr(c) for c in codes]
     return None
 
 
