@@ -62,6 +62,10 @@ def graders_of(worker_pid: int) -> list[int]:
     return found
 
 
+#: Seconds a killed worker's grading processes may take to die.
+GRADERS_DIE_WITHIN = 10
+
+
 def alive(pid: int) -> bool:
     try:
         state_line = [line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("State:")]
@@ -136,7 +140,11 @@ class Killer:
     def _kill(self, student: str, address: str, pid: int) -> None:
         graders = graders_of(pid)
         os.kill(pid, signal.SIGKILL)
-        time.sleep(0.5)
+        # A process killed with gigabytes mapped takes a moment to become a zombie on a loaded
+        # machine; left to finish its student instead, it would live on for minutes.
+        deadline = time.monotonic() + GRADERS_DIE_WITHIN
+        while any(map(alive, graders)) and time.monotonic() < deadline:
+            time.sleep(0.1)
         self.kills.append({"student": student, "worker": address, "graders": graders,
                            "graders_alive_after": [g for g in graders if alive(g)]})
         self.cluster.wait_for_workers()  # the nanny starts a new one

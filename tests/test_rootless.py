@@ -290,3 +290,20 @@ def test_grading_stops_without_a_jail_unless_unconfined_is_asked_for(tmp_path):
     assert len(notices) >= 2, allowed.stderr[-4000:]  # as grading starts (and in the log), and at the end
     assert allowed.stderr.rstrip().splitlines()[-1].startswith("autograder: WARNING"), allowed.stderr[-2000:]
     assert scores(course)["alice"] > 0
+
+    # The parallel command stops the same way before starting any student, and with the setting
+    # in the course's configuration it says so on its screen as it starts and as it ends.
+    parallel = [sys.executable, "-m", "autograder", "autograde", A, "--workers", "2", "--force"]
+    graded_before = copied.stat().st_mtime_ns
+    refused = as_user(None, parallel, course, env)
+    assert refused.returncode != 0
+    assert "grading stopped before any notebook ran" in refused.stdout + refused.stderr, refused.stdout[-4000:]
+    assert copied.stat().st_mtime_ns == graded_before  # --force, and still not graded again
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.ConfinedKernelManager.allow_unconfined = True\n")
+    allowed = as_user(None, parallel, course, env)
+    assert allowed.returncode == 0, allowed.stdout[-4000:] + allowed.stderr[-4000:]
+    screen = allowed.stdout.splitlines()
+    warned = [i for i, line in enumerate(screen) if "grading kernels run UNCONFINED" in line]
+    assert len(warned) == 2 and warned[0] == 0 and warned[1] == len(screen) - 2, screen  # first, and before the summary
+    assert scores(course)["alice"] > 0

@@ -148,6 +148,26 @@ def refusal(why: str) -> str:
     )
 
 
+def jail_description(mode: str) -> str:
+    """Which jail kernels start in, and why that one, in words for a log or a screen."""
+    if mode == ROOT:
+        return "the root jail (autograder/confinement/jail.py: nbgrader runs as root)"
+    return ("the rootless jail (autograder/confinement/userns.py: user, mount, pid, network and IPC "
+            "namespaces, as nbgrader does not run as root)")
+
+
+def confinement_on_screen(allow_unconfined: bool) -> dict[str, str]:
+    """What a command grading through worker processes says of their kernels, asked where those
+    kernels run: ``{"refusal": ...}`` when no jail can be built and unconfined grading was not
+    allowed (the command stops), ``{"unconfined": ...}`` when it was (said at start and end),
+    else ``{"jail": ...}``."""
+    mode = jail_mode()
+    if mode is not None:
+        return {"jail": jail_description(mode)}
+    why = why_not_confined()
+    return {"unconfined": unconfined_notice(why)} if allow_unconfined else {"refusal": refusal(why)}
+
+
 def unconfined_notice(why: str | None) -> str:
     """The line every command grading unconfined prints as it starts grading and as it ends."""
     return (f"autograder: WARNING: grading kernels run UNCONFINED ({why}; "
@@ -494,9 +514,7 @@ class ConfinedKernelManager(AsyncKernelManager):
             print(notice, file=sys.stderr, flush=True)
             atexit.register(print, notice, file=sys.stderr, flush=True)
             return
-        where = ("the root jail (autograder/confinement/jail.py: nbgrader runs as root)" if mode == ROOT else
-                 "the rootless jail (autograder/confinement/userns.py: user, mount, pid, network and IPC "
-                 "namespaces, as nbgrader does not run as root)")
+        where = jail_description(mode)
         if server is not None:
             how = "forked from a fork server that imported ipykernel, JAX and the graders once"
         elif not self.fork_server:

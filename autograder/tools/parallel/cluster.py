@@ -97,6 +97,7 @@ class _ClusterRun:
         self.students, self.force, self.out, self.db_url, self.start = students, force, out, db_url, start
         self.log = open(log, "a", encoding="utf-8") if log else None
         self.run_id = uuid.uuid4().hex[:12]
+        self.notice: str | None = None  # said at start and end when kernels run unconfined
 
     def run(self) -> BatchResult:
         from autograder.tools.parallel import state
@@ -137,6 +138,8 @@ class _ClusterRun:
             if self.log:
                 self.log.close()
         result.finish(self.students, self.start)
+        if self.notice:
+            self.out.write(self.notice + "\n")
         self.out.write(result.summary() + "\n")
         self.out.flush()
         return result
@@ -171,7 +174,23 @@ class _ClusterRun:
                     f"({'; '.join(f'{k}: {theirs.get(k)} there, {ours[1][k]} here' for k in differ)}); "
                     "install the same course checkout and packages on every machine"
                 )
+        self._check_confinement(client)
         return sum(w["nthreads"] for w in workers.values())
+
+    def _check_confinement(self, client) -> None:
+        """Stop if a worker cannot confine its kernels and the course did not allow it; say on
+        screen which jail the kernels start in, or that (and where) they run unconfined."""
+        from autograder.confinement.kernel_manager import confinement_on_screen
+
+        said = client.run(confinement_on_screen, self.course.allow_unconfined)
+        for address, kernels in sorted(said.items()):
+            if "refusal" in kernels:
+                raise ParallelError(f"autograde: on the worker {address}: {kernels['refusal']}")
+        unconfined = sorted(address for address, kernels in said.items() if "unconfined" in kernels)
+        if unconfined:
+            self.notice = f"{said[unconfined[0]]['unconfined']} (on the workers {', '.join(unconfined)})"
+        jails = sorted({kernels["jail"] for kernels in said.values() if "jail" in kernels})
+        self.out.write(f"kernels: {'; '.join(filter(None, [self.notice, *('in ' + j for j in jails)]))}\n")
 
     def _create_students(self, todo: dict) -> None:
         """Every student to grade, in the gradebook before any task: concurrent creation races."""

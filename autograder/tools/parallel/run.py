@@ -328,6 +328,7 @@ class _Run:
         self.start = start
         self.first_task_at: float | None = None
         self.finished_at: float | None = None
+        self.notice: str | None = None  # said at start and end when kernels run unconfined
 
     def run(self) -> BatchResult:
         result = BatchResult(self.assignment, self.workers)
@@ -364,6 +365,8 @@ class _Run:
             if self.log:
                 self.log.close()
         result.finish(self.students, self.start)
+        if self.notice:
+            self.out.write(self.notice + "\n")
         if self.first_task_at is not None:
             result.startup_seconds = self.first_task_at - self.start
             if self.finished_at is not None:
@@ -384,8 +387,13 @@ class _Run:
         first = self.groups[0].workers[0]
         if not first.wait_ready():
             raise ParallelError(first.failed_start)
+        if "refusal" in first.ready:
+            raise ParallelError(first.ready["refusal"])
         if self.server is not None and not first.ready.get("fork_server"):
             self.server.close()  # this course's kernels do not fork: nobody will attach
+        self.notice = first.ready.get("unconfined")
+        how = "forked from a fork server" if first.ready.get("fork_server") else "started afresh"
+        self.out.write(f"kernels: {self.notice or 'in ' + first.ready['jail']}, {how}\n")
         reply = first.ask({"plan": {"assignment": self.assignment, "students": self.students, "force": self.force}})
         if reply is None:
             raise ParallelError(f"autograde: the first worker died reading the course: {first.group.stderr_tail()}")

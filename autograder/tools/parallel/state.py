@@ -42,6 +42,7 @@ class Course:
     """The parts of nbgrader's configuration a parallel run needs."""
 
     coursedir: object  # nbgrader.coursedir.CourseDirectory
+    allow_unconfined: bool = False  # c.ConfinedKernelManager.allow_unconfined
 
     @property
     def root(self) -> Path:
@@ -73,7 +74,7 @@ def load_course(course_dir: Path) -> Course:
         app.initialize([])
         coursedir = app.coursedir
         coursedir.root  # noqa: B018 - the default is the working folder: resolve it while we are there
-    return Course(coursedir)
+    return Course(coursedir, bool(app.config.get("ConfinedKernelManager", {}).get("allow_unconfined", False)))
 
 
 def plan(course: Course, assignment: str, students: list[str] | None, force: bool) -> dict:

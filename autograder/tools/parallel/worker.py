@@ -238,12 +238,12 @@ def _fork_workers(channels: list[tuple[int, int]]) -> tuple[tuple[int, int], lis
     return channels[0], children
 
 
-def serve(api, tasks, results, forks_kernels: bool) -> int:
+def serve(api, tasks, results, kernels: dict) -> int:
     """Answer requests on ``tasks`` until it closes; 130 after an interrupt."""
     def send(message: dict) -> None:
         results.write(json.dumps(message) + "\n")
 
-    send({"ready": True, "pid": os.getpid(), "fork_server": forks_kernels})
+    send({"ready": True, "pid": os.getpid(), **kernels})
     for line in tasks:
         if not line.strip():
             continue
@@ -268,15 +268,19 @@ def plan(api, assignment: str, students: list[str] | None, force: bool) -> dict:
         return {"error": str(error)}
 
 
-def _forks_kernels(api) -> bool:
-    """Whether this course's kernels would come from a fork server (else one started for us is idle)."""
+def _kernels(api) -> dict:
+    """How this course's kernels start here, for the coordinator's screen: ``fork_server`` (whether
+    they come from one, else one started for us is idle) and what
+    :func:`~autograder.confinement.kernel_manager.confinement_on_screen` says of their jail."""
     from autograder.confinement import kernel_manager
     from autograder.confinement.preprocessors import ConfinedExecute
 
     preprocessors = api.config.get("Autograde", {}).get("autograde_preprocessors", [])
     confined = any(isinstance(p, type) and issubclass(p, ConfinedExecute) for p in preprocessors)
-    wanted = api.config.get("ConfinedKernelManager", {}).get("fork_server", True)
-    return confined and bool(wanted) and kernel_manager.can_confine()
+    settings = api.config.get("ConfinedKernelManager", {})
+    forks = confined and bool(settings.get("fork_server", True)) and kernel_manager.can_confine()
+    return {"fork_server": forks,
+            **kernel_manager.confinement_on_screen(bool(settings.get("allow_unconfined", False)))}
 
 
 def discard(assignment: str, students: list[str]) -> int:
@@ -305,13 +309,13 @@ def main(argv: list[str]) -> int:
         for _, out in channels:
             os.write(out, (json.dumps({"ready": False, "error": f"{type(error).__name__}: {error}"}) + "\n").encode())
         return 1
-    forks_kernels = _forks_kernels(api)  # asked once: the jail's probe is cached for every fork
+    kernels = _kernels(api)  # asked once: the jail's probe is cached for every fork
     first = os.getpid()
     (tasks, results), children = _fork_workers(channels)  # before any thread, gradebook or kernel
     _watch_parent(started_by if os.getpid() == first else first)
     with os.fdopen(tasks, "r") as task_lines, os.fdopen(results, "w", buffering=1) as result_lines:
         try:
-            code = serve(api, task_lines, result_lines, forks_kernels)
+            code = serve(api, task_lines, result_lines, kernels)
         except KeyboardInterrupt:  # Ctrl-C while waiting for a task
             code = 130
     for child in children:  # so that their CPU time reaches the coordinator's
