@@ -22,24 +22,53 @@ from pathlib import Path
 import pytest
 
 from autograder import assignments, from_python, group_points, properties_of, run_group
+from autograder.grading import judge
 from autograder.grading.feedback import render
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES = sorted(CORPUS.glob("*/*.py"))
 
 
+def judged(assignment: str, group: str, namespace: dict, notebook_memo: dict | None = None):
+    """One grade cell as nbgrader's kernels grade it: the judge's session on one side, the
+    kernel's serving call (run here, in this thread, as a kernel runs it) on the other."""
+    session = judge.Session(assignment, group, notebook_memo)
+    exec(session.kernel_code, namespace)  # noqa: S102 - what the kernel runs in place of the cell
+    return session.finish()
+
+
 @functools.cache
 def _grade(path: Path):
-    """Grade one corpus file, once: the two tests that judge a student file share it."""
+    """Grade one corpus file, once, the way a real grading does (the properties in the judge,
+    the code in the kernel's place): every test that judges a corpus file shares it."""
     submission = from_python(path)
     assignment = path.parent.name
-    groups = group_points(assignment)
-    return submission, [run_group(assignment, group, submission) for group in groups]
+    return submission, [judged(assignment, group, submission.namespace, submission.notebook_memo)
+                        for group in group_points(assignment)]
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_submission_loses_exactly_what_it_breaks(path):
     assert_as_declared(*_grade(path))
+
+
+def _beside_the_code() -> list[Path]:
+    """The correct file and the first two wrong ones of each assignment."""
+    chosen = []
+    for assignment in assignments():
+        files = sorted((CORPUS / assignment).glob("*.py"))
+        chosen += [CORPUS / assignment / "correct.py", *[f for f in files if f.stem != "correct"][:2]]
+    return chosen
+
+
+@pytest.mark.parametrize("path", _beside_the_code(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_properties_run_beside_the_code_give_the_same_verdicts(path):
+    """The other way to run the properties (``pytest autograder/properties/... --submission``, an
+    author's check): in the submission's own process. The whole corpus goes through the judge
+    above; this way shares the properties, so a few files show it agrees."""
+    submission = from_python(path)
+    assert_as_declared(submission, [run_group(path.parent.name, group, submission)
+                                    for group in group_points(path.parent.name)])
 
 
 def assert_as_declared(submission, reports) -> None:

@@ -1,5 +1,6 @@
-"""The judge outside the kernel: the verdicts the properties give in the kernel, made from what a
-kernel sends, and nothing a kernel sends can do more than its values earn.
+"""The judge outside the kernel: nothing a kernel sends can do more than its values earn. (That
+it gives each corpus submission its declared points is tests/test_graders.py, which grades the
+whole corpus through the judge.)
 
 Here the kernel's side (:func:`autograder.grading.serve.serve`) runs in this process's main
 thread, as it runs in a kernel's, and the judge in the :class:`~autograder.grading.judge.Session`'s
@@ -18,31 +19,14 @@ import sys
 import time
 
 import pytest
-from test_graders import CORPUS, assert_as_declared
+from test_graders import CORPUS
+from test_graders import judged as _judged
 
-from autograder import from_python, group_points
-from autograder.grading import judge, registry, wire
+from autograder import from_python
+from autograder.grading import judge, wire
 from autograder.grading.feedback import render
 from autograder.kit import jaxprs, programs
 from autograder.kit.handed import Compiled, Thunk
-
-CASES = sorted(path for assignment in registry.assignments() for path in (CORPUS / assignment).glob("*.py"))
-
-
-def _judged(assignment: str, group: str, namespace: dict, notebook_memo: dict | None = None):
-    """One grade cell: the judge's session, the kernel's serving call, the report."""
-    session = judge.Session(assignment, group, notebook_memo)
-    exec(session.kernel_code, namespace)  # noqa: S102 - what the kernel runs in place of the cell
-    return session.finish()
-
-
-@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_the_judge_outside_gives_each_corpus_submission_its_declared_points(path):
-    """The same FAILS, SCORE and MESSAGE as the properties run beside the code (tests/test_graders.py)."""
-    submission = from_python(path)
-    assignment = path.parent.name
-    assert_as_declared(submission, [_judged(assignment, group, submission.namespace, submission.notebook_memo)
-                                    for group in group_points(assignment)])
 
 
 def test_a_cell_whose_kernel_never_calls_the_judge_scores_zero_and_says_why():
