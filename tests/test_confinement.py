@@ -136,6 +136,32 @@ for path in ("../../../gradebook.db", "../../../source/demo/planted.txt", "/usr/
     assert sorted(p.name for p in (root / "source" / "demo").iterdir()) == ["demo.ipynb"]
 
 
+FILL_THE_SOCKETS_FOLDER = '''
+import os
+from ipykernel.kernelapp import IPKernelApp
+folder = os.path.dirname(IPKernelApp.instance().ip)
+print(sorted(name.rsplit("-", 1)[0] for name in os.listdir(folder)))
+for make in (lambda: open(os.path.join(folder, "filler"), "w").write("x" * 4096),
+             lambda: os.mkdir(os.path.join(folder, "deep")),
+             lambda: os.chmod(folder, 0o777)):
+    try:
+        make()
+        print("made")
+    except OSError as error:
+        print(type(error).__name__, error.errno)
+'''
+
+
+def test_a_kernel_cannot_fill_its_sockets_folder_and_still_meets_its_judge(tmp_path):
+    """The folder of the kernel's ZMQ sockets lies on the machine's disk, outside the kernel's
+    tmpfs: once its sockets are bound it is read-only to the kernel, which still talks to
+    nbgrader there, and to each grade cell's judge (a socket renamed in afterwards)."""
+    shown, _ = _run(tmp_path, FILL_THE_SOCKETS_FOLDER, 'print("still answering")')
+    assert shown[0].splitlines() == ["['kernel', 'kernel', 'kernel', 'kernel', 'kernel']",
+                                     "OSError 30", "OSError 30", "OSError 30"], shown[0]
+    assert shown[1] == "still answering\n"
+
+
 def test_a_dead_kernel_costs_only_the_cells_it_did_not_finish(tmp_path):
     shown, _ = _run(tmp_path, 'print("first")', "import os\nos._exit(7)", 'print("never")')
     assert shown[0] == "first\n"

@@ -34,6 +34,8 @@ pytestmark = pytest.mark.slow
 
 ASSIGNMENT = "static_max_mode"
 FULL = {"test_modes": 3.0, "test_errors": 1.0, "test_traces": 2.0}
+#: What the probing notebook gets: the evidence-based checks of errors and traces withheld.
+FLAGGED = {**FULL, "test_errors": 0.0, "test_traces": 0.0}
 _SKIP = shutil.ignore_patterns(".venv", ".git", "__pycache__", "build", "*.egg-info", "gradebook.db")
 
 #: The notebook's extra cell: every grader file it can open under the folders it is given and
@@ -127,7 +129,11 @@ def _shows_grader_source(feedback: str, own_lines: set[str]) -> list[str]:
 
 def _assert_sealed_off(result: dict) -> None:
     assert result["readable"] == []
-    assert result["scores"] == FULL  # the kernel still imported its own copy and graded with it
+    # The kernel still imported its own copy and graded with it: the values' points are kept. The
+    # probe names the grader's folders, so the notebook is flagged for reaching into the grader
+    # (grading/reach.py) and the points resting on its kernel's own reports are withheld.
+    assert result["scores"] == FLAGGED
+    assert "Reaches into the grader" in result["feedback"]
     assert _shows_grader_source(result["feedback"], result["own lines"]) == []
 
 

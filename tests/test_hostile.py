@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import functools
 import html
+import io
 import json
 import os
 import re
 import shutil
 import signal
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,12 +47,14 @@ from nbgrader.api import Gradebook
 from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default import ExchangeSubmit
+from test_rootless import as_user, plain_environment
 from traitlets.config import Config
 
 from autograder.confinement.jail import PROCESSES  # not from the sandbox: importing it confines this very process
 from autograder.confinement.preprocessors import grader_lines
 from autograder.grading.cells import is_autograder_test
 from autograder.tools import scratch
+from autograder.tools.parallel.run import autograde
 
 slow = pytest.mark.slow
 
@@ -62,6 +66,9 @@ CELL_TIMEOUT = 60
 #: 2-core machine, so 15 s a notebook (the hostile ones and a correct one per assignment)
 #: leaves room for a noisy one, while a notebook that hangs its kernel still breaks it.
 BATCH_BOUND_SECONDS = 15 * (len(CORPUS) + len(COURSE_ASSIGNMENTS))
+
+#: What the command line of every process of hops-pids-to-outlive-cleanup holds.
+HOP_MARK = b"if os.fork():\n        os._exit(0)"
 
 #: Graded after every ``h-*`` entry (nbgrader grades in sorted order of student id).
 CORRECT = "sample-correct"
@@ -79,6 +86,7 @@ class Batch:
     log: str  # what `nbgrader autograde` printed
     seconds: float
     source_before: dict[str, str]
+    mode: str  # one of MODES
 
     def feedback(self, student: str, assignment: str) -> Path:
         return self.course.feedback_dir / student / assignment / f"{assignment}.html"
@@ -125,9 +133,48 @@ def _read_scores(course: scratch.Course):
     return scores, manual
 
 
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory) -> Batch:
-    work = tmp_path_factory.mktemp("hostile")
+#: How the batch is graded: ``nbgrader autograde`` as root (the root jail), the parallel command
+#: (``python -m autograder autograde --workers 2``) as root, and ``nbgrader autograde`` as a plain
+#: user (the rootless jail, in a virtual environment of the user's own). Every expectation below
+#: holds in each, but for the root jail's cgroup and the kernel's own user id.
+MODES = ("serial", "parallel", "plain")
+
+
+def _grade(course: scratch.Course, mode: str, plain) -> tuple[float, str]:
+    """Autograde every assignment in ``mode`` and write the feedback; (seconds, what grading printed)."""
+    log_start = course.log.stat().st_size
+    start = time.monotonic()
+    if mode == "serial":
+        scratch.nbgrader(course, ["autograde", "*"], course.root, check=False)  # fails: some cannot be graded
+    elif mode == "parallel":
+        for assignment in COURSE_ASSIGNMENTS:
+            autograde(assignment, course.root, workers=2, out=io.StringIO(), log=course.log)
+    else:
+        user, _, bin_folder = plain
+        subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(course.root.parent)], check=True)
+        done = as_user(user, [str(bin_folder / "python"), "-m", "nbgrader", "autograde", "*"], course.root,
+                       timeout=3 * BATCH_BOUND_SECONDS)  # past its bound, the test of the bound says so
+        with course.log.open("a") as log:
+            log.write(done.stdout + done.stderr)
+    seconds = time.monotonic() - start
+    log = course.log.read_text(errors="replace")[log_start:]
+    if mode == "plain":
+        as_user(plain[0], [str(plain[2] / "python"), "-m", "nbgrader", "generate_feedback", "*"], course.root)
+    else:
+        scratch.nbgrader(course, ["generate_feedback", "*"], course.root, check=False)
+    return seconds, log
+
+
+@pytest.fixture(scope="module", params=MODES)
+def batch(request, tmp_path_factory) -> Batch:
+    mode = request.param
+    plain = plain_environment() if mode == "plain" else None
+    if plain is None:
+        work, repo = tmp_path_factory.mktemp(f"hostile-{mode}"), REPO
+    else:  # where the plain user can work, with the copy of the course it has installed
+        work, repo = plain[1] / "hostile", plain[1] / "src"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
 
     hand_ins = [(CORRECT, {a: SAMPLES / a / "correct.ipynb" for a in COURSE_ASSIGNMENTS}, {})]
     hand_ins.append((VICTIM, {"static_max_mode": SAMPLES / "static_max_mode" / "correct.ipynb"}, {}))
@@ -137,7 +184,7 @@ def batch(tmp_path_factory) -> Batch:
         path = build(entry.assignment, entry.build, folder / f"{entry.assignment}.ipynb")
         hand_ins.append((entry.student, {entry.assignment: path}, dict(entry.files)))
 
-    course = scratch.prepare_course(work / "course")
+    course = scratch.prepare_course(work / "course", repo)
     with (course.root / "nbgrader_config.py").open("a") as config:
         config.write(f"\n# tests/test_hostile.py: a shorter per-cell timeout keeps the batch short\n"
                      f"c.Execute.timeout = {CELL_TIMEOUT}\n"
@@ -151,14 +198,9 @@ def batch(tmp_path_factory) -> Batch:
         scratch.nbgrader(course, ["collect", assignment], course.root)
     source_before = tree_digest(course.root / "source")
 
-    log_start = course.log.stat().st_size
-    start = time.monotonic()
-    scratch.nbgrader(course, ["autograde", "*"], course.root, check=False)  # fails: some cannot be graded
-    seconds = time.monotonic() - start
-    log = course.log.read_text(errors="replace")[log_start:]
-    scratch.nbgrader(course, ["generate_feedback", "*"], course.root, check=False)
+    seconds, log = _grade(course, mode, plain)
     count = sum(len(notebooks) for _, notebooks, _ in hand_ins)
-    print(f"\nhostile batch: `nbgrader autograde` of {count} submissions took {seconds:.0f} s")
+    print(f"\nhostile batch ({mode}): grading {count} submissions took {seconds:.0f} s")
 
     handed_in = {
         (student, a): {f"{a}.ipynb": path.read_bytes(), **{k: v.encode() for k, v in files.items()}}
@@ -167,7 +209,7 @@ def batch(tmp_path_factory) -> Batch:
     }
     scores, manual = _read_scores(course)
     try:
-        yield Batch(course, handed_in, scores, manual, log, seconds, source_before)
+        yield Batch(course, handed_in, scores, manual, log, seconds, source_before, mode)
     finally:
         _stop_survivor(course)
 
@@ -282,7 +324,13 @@ def test_feedback_shows_what_happened(batch, entry):
         text = batch.log
     else:
         text = html_text(batch.feedback(entry.student, entry.assignment))
-    assert re.search(entry.feedback, text), f"{entry.feedback!r} not in the feedback of {entry.student}"
+    pattern = ROOTLESS_FEEDBACK.get(entry.name, entry.feedback) if batch.mode == "plain" else entry.feedback
+    assert re.search(pattern, text), f"{pattern!r} not in the feedback of {entry.student}"
+
+
+#: What an entry shows instead in the rootless jail: no cgroup to stay in, and moving to the
+#: root of a hierarchy mounted read-only is refused.
+ROOTLESS_FEEDBACK = {"leaves-pids-cgroup": r"pids cgroup before: /\n.*Read-only file system.*\npids cgroup after: /\n"}
 
 
 # ---------------------------------------------------------------- the grader's source
@@ -407,18 +455,23 @@ def test_fork_bomb_stops_at_the_pids_cap_and_leaves_no_process(batch):
     shown = outputs(batch, "h-fork-bomb", "ledger_extension")
     children, kernel = map(int, re.search(r"fork bomb: (\d+) children.*\(kernel (\d+)\)", shown).groups())
     assert 0 < children < PROCESSES
-    assert not Path(f"/sys/fs/cgroup/pids/autograder-kernels/{kernel}").exists()  # nbgrader's side removed it
+    if batch.mode != "plain":  # a plain user has no cgroup: RLIMIT_NPROC, per user namespace, is the cap
+        assert not Path(f"/sys/fs/cgroup/pids/autograder-kernels/{kernel}").exists()  # nbgrader's side removed it
 
 
 @slow
 def test_student_code_runs_as_a_user_of_its_own_without_privileges(batch):
     shown = outputs(batch, "h-leaves-pids-cgroup", "ledger_extension")
     uid, capabilities = re.search(r"user (\d+), capabilities ([0-9a-f]+)", shown).groups()
-    assert int(uid) >= 1_000_000 and int(capabilities, 16) == 0, shown[-500:]
+    assert int(capabilities, 16) == 0, shown[-500:]
+    if batch.mode != "plain":  # as a plain user, the kernel is that user in a user namespace of its own
+        assert int(uid) >= 1_000_000, shown[-500:]
 
 
 @slow
 def test_a_kernel_cannot_leave_its_pids_cgroup(batch):
+    if batch.mode == "plain":
+        pytest.skip("a plain user's kernels have no cgroup (the fork bomb's test checks their cap)")
     shown = outputs(batch, "h-leaves-pids-cgroup", "ledger_extension")
     assert re.search(r"pids cgroup after: /autograder-kernels/\d+", shown), shown[-500:]
 
@@ -434,3 +487,11 @@ def test_no_process_a_notebook_started_outlives_the_batch(batch):
     pid = _survivor(batch.course)
     assert pid is not None, "the entry printed no process id"
     assert not kernel_child_alive(pid)
+    hopping = []  # hops-pids-to-outlive-cleanup's processes, which fork and exit all the time
+    for entry in Path("/proc").iterdir():
+        try:
+            if HOP_MARK in (entry / "cmdline").read_bytes():
+                hopping.append(entry.name)
+        except OSError:
+            continue
+    assert hopping == [], f"{len(hopping)} processes of hops-pids-to-outlive-cleanup are still running"

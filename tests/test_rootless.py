@@ -1,6 +1,6 @@
 """Grading as an instructor who is not root: the rootless jail (autograder/confinement/userns.py).
 
-A plain user (``autograder-plain``, made here when this runs as root; skipped where it cannot
+A plain user (``plain-instructor``, made here when this runs as root; skipped where it cannot
 be) grades with a virtual environment of Debian's ``/usr/bin/python3`` that has this working
 tree installed (editable, in the user's home), as an instructor without root would. One
 assignment (``static_max_mode``), two students: ``alice`` hands in the correct sample with a
@@ -35,7 +35,9 @@ import pytest
 from conftest import REPO
 
 A = "static_max_mode"
-PLAIN = "autograder-plain"
+#: Neither name holds "autograder": a hostile notebook that names its course folder would then
+#: spell the grading package's name, and grading/reach.py would flag it for that.
+PLAIN = "plain-instructor"
 SYSTEM_PYTHON = "/usr/bin/python3"
 SECRET = "SECRET-OF-ALICE-7f3a"
 LINGER = "MARKER-LINGER-5c1d"
@@ -93,7 +95,7 @@ def plain_environment():
     user = plain_user()
     if not os.access(SYSTEM_PYTHON, os.X_OK):
         pytest.skip(f"no {SYSTEM_PYTHON} for the plain user")
-    base = Path(user.pw_dir) / "autograder-tests"
+    base = Path(user.pw_dir) / "grading-tests"
     src = base / "src"
     shutil.rmtree(src, ignore_errors=True)
     for name in working_tree_files():
@@ -157,7 +159,10 @@ for path in glob.glob(COURSE + "/submitted/*/*/*.ipynb") + glob.glob(COURSE + "/
     except OSError:
         pass
 print("STOLEN", found)
-for target, text in [(COURSE + "/gradebook.db", "garbage"),
+from ipykernel.kernelapp import IPKernelApp
+SOCKETS = os.path.dirname(IPKernelApp.instance().ip)  # on the machine's disk: filling it would fill that
+for target, text in [(SOCKETS + "/filler", "x" * 4096),
+                     (COURSE + "/gradebook.db", "garbage"),
                      (COURSE + "/course_config.py", "\\nraise SystemExit('owned')\\n"),
                      (COURSE + "/autograded/alice/{A}/planted.txt", "planted")]:
     try:

@@ -22,7 +22,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from autograder.confinement import page_policy
 from autograder.confinement.sanitise import (
-    MARKDOWN_NOTE, REMOVED_NOTE, SanitiseStudentContent, markdown_hazards, sanitise_html, sanitise_markdown,
+    LONG_MARKDOWN_NOTE, MARKDOWN_NOTE, MARKDOWN_PARSED, REMOVED_NOTE, SanitiseStudentContent, markdown_hazards, sanitise_html, sanitise_markdown,
     sanitise_output, sanitise_svg,
 )
 from autograder.grading.feedback import html_of
@@ -277,3 +277,14 @@ def test_a_file_formgrader_serves_gets_a_sandbox_and_no_script():
             200, dict(headers), GRADING_PAGE, True)
         sent_policy = sent["Content-Security-Policy"]
         assert sent_policy == expected if expected else "sha256-" in sent_policy
+
+
+def test_markdown_too_long_to_parse_is_shown_as_written_without_being_parsed():
+    """nbconvert's parser takes seconds per hundred KiB of nested link openers, in nbgrader's process
+    and at every page view: past MARKDOWN_PARSED the text is a code block, its script inert."""
+    slow = "[a](" * (MARKDOWN_PARSED // 4 + 1) + "\n<script>alert(1)</script>\n```\n<img src=x onerror=alert(2)>\n"
+    shown = sanitise_markdown(slow)
+    assert shown.startswith(LONG_MARKDOWN_NOTE.format(kib=MARKDOWN_PARSED // 1024))
+    assert slow in shown and markdown_hazards(shown) == set()
+    page = markdown2html_mistune(shown)
+    assert "<script" not in page and "<img" not in page and "&lt;script&gt;" in page

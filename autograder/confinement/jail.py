@@ -74,6 +74,13 @@ def empty(target: str, size: str = "1m", mode: str = "755", read_only: bool = Fa
     mount("autograder", target, "tmpfs", flags, f"size={size},mode={mode}")
 
 
+def seal(folder: str) -> None:
+    """Make the bind mount ``folder`` read-only in this view: the kernel's sockets folder, once
+    its sockets are bound (it lies on the machine's disk, outside every tmpfs of the kernel's).
+    Connecting to a socket there still works; making files or folders there no longer does."""
+    mount(None, folder, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+
+
 def _bind(source: str, target: str, read_only: bool) -> None:
     mount(source, target, None, _MS_BIND | _MS_REC)
     if read_only:

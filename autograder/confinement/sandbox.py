@@ -15,7 +15,8 @@ first in the kernel and:
   the properties run outside the kernel) and records the genuine grading objects
   (:mod:`autograder.grading.integrity`), so later patching by the notebook is reported;
 - in a kernel the jail started: hides the grading package's files (they are loaded
-  now) and gives up root for the user the jail chose, in every thread, so the
+  now), makes its sockets folder read-only (its sockets are bound: the folder is on the
+  machine's disk, and nothing else may be written there) and gives up root for the user the jail chose, in every thread, so the
   notebook cannot undo any of the above, see the course, or keep privileges; in a
   kernel the rootless jail started (:mod:`autograder.confinement.userns`, which has
   dropped every capability already), has the jail's init hide them.
@@ -33,6 +34,7 @@ import linecache
 import os
 import resource
 import sys
+import time
 
 from autograder.confinement import jail as _jail
 from autograder.confinement import userns as _userns
@@ -40,6 +42,8 @@ from autograder.confinement import PACKAGE_ROOT
 from autograder.confinement.jail import PROCESSES
 
 MEMORY_BYTES = 6 * 2**30
+#: Seconds the sandbox waits for the heartbeat's socket before it seals the sockets folder.
+HEARTBEAT_BIND_SECONDS = 5
 FILE_BYTES = 256 * 2**20
 _PR_SET_NO_NEW_PRIVS = 38
 
@@ -89,11 +93,29 @@ def confine() -> None:
             os._exit(70)
     elif _userns.HIDE_ENV in os.environ:  # the rootless jail: it has no capability left to hide them itself
         try:
-            _userns.hide(str(PACKAGE_ROOT))
+            _userns.hide(str(PACKAGE_ROOT), seal=_sockets_folder())
             linecache.clearcache()
         except (OSError, ValueError) as error:
             print(f"autograder: the grading kernel cannot hide the grader's files: {error}", file=sys.stderr)
             os._exit(70)
+
+
+def _sockets_folder() -> str | None:
+    """The folder of this kernel's ZMQ ``ipc://`` sockets (nbgrader made it for this kernel
+    alone), once every one of them is bound (the heartbeat binds in a thread of its own); None
+    for a kernel on TCP (run unconfined) or outside ipykernel."""
+    from ipykernel.kernelapp import IPKernelApp
+
+    if not IPKernelApp.initialized() or IPKernelApp.instance().transport != "ipc":
+        return None
+    app = IPKernelApp.instance()
+    heartbeat = getattr(app, "heartbeat", None)
+    deadline = time.monotonic() + HEARTBEAT_BIND_SECONDS
+    while heartbeat is not None and not os.path.exists(f"{heartbeat.ip}-{heartbeat.port}"):
+        if time.monotonic() > deadline:
+            break  # sealed all the same: a heartbeat that cannot bind only makes nbgrader wait
+        time.sleep(0.01)
+    return os.path.dirname(app.ip)
 
 
 def _become_the_kernels_user(uid: int) -> None:
@@ -101,6 +123,9 @@ def _become_the_kernels_user(uid: int) -> None:
     from autograder.kit import settings
     package = str(PACKAGE_ROOT)
     _jail.empty(package, read_only=True)
+    sockets = _sockets_folder()
+    if sockets is not None:
+        _jail.seal(sockets)
     linecache.clearcache()
     for folder, _, files in os.walk(settings.HOME):
         for name in [folder, *(os.path.join(folder, f) for f in files)]:

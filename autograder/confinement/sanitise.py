@@ -82,6 +82,10 @@ MARKDOWN_NOTE = (
     "*[autograder: this text held {what}, which could run script in the browser of whoever "
     "opens it; it is shown below as plain text, exactly as written.]*"
 )
+#: Markdown longer than this (characters) is shown as plain text without being parsed.
+MARKDOWN_PARSED = 64 * 1024
+LONG_MARKDOWN_NOTE = ("*[autograder: this text is longer than {kib} KiB, too long to render; it is shown "
+                      "below as plain text, exactly as written.]*")
 
 
 def safe_url(url: str, image: bool = False) -> bool:
@@ -148,15 +152,25 @@ def markdown_hazards(source: str) -> set[str]:
 
 
 def sanitise_markdown(source: str) -> str:
-    """``source`` itself when nothing in it is live markup; else a note and the source as a code block."""
+    """``source`` itself when nothing in it is live markup; else a note and the source as a code
+    block. A text longer than :data:`MARKDOWN_PARSED` is not parsed at all (nbconvert's parser takes
+    seconds per hundred KiB of some texts, here and at every page view): it is shown as code too."""
+    if len(source) > MARKDOWN_PARSED:
+        return _as_code(source, LONG_MARKDOWN_NOTE.format(kib=MARKDOWN_PARSED // 1024), check=False)
     hazards = markdown_hazards(source)
     if not hazards:
         return source
+    return _as_code(source, MARKDOWN_NOTE.format(what=" and ".join(sorted(hazards))))
+
+
+def _as_code(source: str, note: str, check: bool = True) -> str:
+    """``note``, then ``source`` in a fenced code block that no line of it can close (the fence is
+    longer than any run of backticks inside); ``check`` parses the result once more to be sure."""
     longest = max((len(run) for run in re.findall(r"`+", source)), default=0)
     fence = "`" * max(3, longest + 1)
-    shown = f"{MARKDOWN_NOTE.format(what=' and '.join(sorted(hazards)))}\n\n{fence}\n{source}\n{fence}\n"
-    if markdown_hazards(shown):  # cannot happen with nbconvert's parser; never pass live markup on
-        return MARKDOWN_NOTE.format(what=" and ".join(sorted(hazards))) + "\n\n" + html.escape(source)
+    shown = f"{note}\n\n{fence}\n{source}\n{fence}\n"
+    if check and markdown_hazards(shown):  # cannot happen with nbconvert's parser; never pass live markup on
+        return note + "\n\n" + html.escape(source)
     return shown
 
 

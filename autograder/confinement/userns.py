@@ -327,13 +327,14 @@ def drop_privileges() -> None:
         raise OSError(_errno.EPERM, f"capabilities left after dropping them: {left}")
 
 
-def hide(path: str) -> None:
+def hide(path: str, seal: str | None = None) -> None:
     """In the kernel (the sandbox calls it once the grader is loaded): have the namespace's init,
-    which alone kept its capabilities, cover ``path`` with an empty read-only tmpfs; then init
-    drops them too. Once only: the channel to init closes here."""
+    which alone kept its capabilities, cover ``path`` with an empty read-only tmpfs and make the
+    folder ``seal`` (the kernel's sockets folder, its sockets bound) read-only; then init drops
+    them too. Once only: the channel to init closes here."""
     fd = int(os.environ.pop(HIDE_ENV))
     with socket.socket(fileno=fd) as channel:
-        channel.sendall(os.fsencode(os.path.realpath(path)) + b"\n")
+        channel.sendall(os.fsencode(os.path.realpath(path)) + b"\n" + os.fsencode(seal or "") + b"\n")
         said = channel.makefile("rb").readline().decode().strip()
     if said != "hidden":
         raise OSError(_errno.EPERM, f"the jail's init could not hide {path}: {said or 'no answer'}")
@@ -390,11 +391,14 @@ def _wait_as_caller(init: int, status_read: int) -> None:
 def _serve_one_hiding(channel: socket.socket) -> None:
     """In init: the kernel's one request (:func:`hide`), or its end of the channel closing."""
     with channel:
-        request = channel.makefile("rb").readline().decode().strip()
+        lines = channel.makefile("rb")
+        request, seal = (lines.readline().decode().strip() for _ in range(2))
         if not request:
             return
         try:
             mount("autograder", request, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_RDONLY, "size=4k,mode=755")
+            if seal:
+                set_mount_attributes(seal, _MOUNT_ATTR_RDONLY)
             channel.sendall(b"hidden\n")
         except OSError as error:
             channel.sendall(f"{error}\n".encode())
