@@ -192,9 +192,10 @@ def _plural(n: int, word: str) -> str:
 
 #: Why a function traces on every call although its signature repeats.
 _EVERY_CALL = (
-    "It traces on every call: a `jax.jit` (or a lambda or `functools.partial` handed to it) created inside the "
-    "call is a new function each time, and jit's cache is keyed on the function, so it never hits. Build the "
-    "jitted function once, at top level."
+    "It traces on every call: a lambda, `functools.partial` or inner `def` created inside the call and handed "
+    "to `jax.jit` is a new function each time, and jit's cache is keyed on the wrapped function, so it never "
+    "hits. (Wrapping the same top-level function in `jax.jit` again finds its program.) Build the jitted "
+    "function once, at top level."
 )
 
 

@@ -1,0 +1,801 @@
+"""Every number or outcome the notebooks state beside a worked example, checked by running it.
+
+Each release notebook runs in a fresh Python process of its own, as a kernel would run it: its
+code cells in order, the solution cells filled with the reference solutions from source/ (the
+release's hidden-test cells hold only their docstring there). After the notebook, a few short
+probes run in the same namespace, for claims the prose makes without a cell of their own
+("`jax.grad` through it raises"). Each claim quotes its sentence; the test first checks that
+the sentence is still in the notebook, then that what ran agrees with it, and a failure names
+the sentence. A JAX upgrade that changes a behaviour the course teaches fails here.
+
+The README's learning-goals table is held here too: every graded goal names corpus
+submissions written with its misconception, whose declared FAILS include the properties the row
+lists (tests/test_graders.py grades each corpus file and holds it to its FAILS).
+
+Run one notebook by hand: ``python tests/test_claims.py padded_masking`` prints what it ran.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+ASSIGNMENTS = tuple(sorted(p.parent.name for p in (REPO / "source").glob("*/*.ipynb") if p.stem == p.parent.name))
+_MARKER = "@@claims-json@@"
+
+
+# --------------------------------------------------------------------------- running a notebook
+
+
+def _code_cells(assignment: str) -> list[tuple[int, str]]:
+    """(index, code) of every code cell of the release notebook, solutions from source/."""
+    release = nbformat.read(REPO / "release" / assignment / f"{assignment}.ipynb", as_version=4)
+    source = nbformat.read(REPO / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    by_id = {c.metadata["nbgrader"]["grade_id"]: c for c in source.cells if "nbgrader" in c.metadata}
+    cells = []
+    for i, cell in enumerate(release.cells):
+        if cell.cell_type != "code":
+            continue
+        meta = cell.metadata.get("nbgrader", {})
+        code = cell.source
+        if meta.get("solution"):
+            code = "\n".join(line for line in by_id[meta["grade_id"]].source.splitlines()
+                             if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+        cells.append((i, code))
+    return cells
+
+
+def _run_here(assignment: str) -> dict:
+    """Run the notebook and its probes in this process; return outputs, errors and probe results."""
+    namespace: dict = {"__name__": "__main__"}
+    cells = {}
+    for i, code in _code_cells(assignment):
+        out = io.StringIO()
+        error = None
+        with contextlib.redirect_stdout(out):
+            try:
+                exec(compile(code, f"<{assignment} cell {i}>", "exec"), namespace)
+            except Exception:
+                error = traceback.format_exc(limit=3)
+        cells[i] = {"code": code, "out": out.getvalue(), "error": error}
+    probes = {}
+    for name, code in PROBES.get(assignment, {}).items():
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                exec(compile(code, f"<{assignment} probe {name}>", "exec"), namespace)
+                probes[name] = {"result": _plain(namespace.get("result"))}
+            except Exception:
+                probes[name] = {"error": traceback.format_exc(limit=3)}
+        namespace.pop("result", None)
+    return {"cells": cells, "probes": probes}
+
+
+def _plain(value):
+    """A JSON-able copy of a probe's result (nan kept as the string 'nan')."""
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+def _run_in_a_process(assignment: str) -> dict:
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONHASHSEED="0")
+    proc = subprocess.run([sys.executable, __file__, assignment, "--json"], capture_output=True, text=True,
+                          cwd=REPO, env=env, timeout=300)
+    if _MARKER not in proc.stdout:
+        raise RuntimeError(f"running {assignment} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.split(_MARKER, 1)[1])
+
+
+# --------------------------------------------------------------------------- what a claim sees
+
+
+@dataclass
+class Run:
+    assignment: str
+    cells: dict
+    probes: dict
+
+    def output(self, marker: str) -> str:
+        """The printed output of the one code cell whose code contains ``marker``."""
+        found = [c for c in self.cells.values() if marker in c["code"]]
+        assert len(found) == 1, f"{len(found)} cells of {self.assignment} contain {marker!r}"
+        assert found[0]["error"] is None, f"the cell raised:\n{found[0]['error']}"
+        return found[0]["out"]
+
+    def line(self, marker: str, starts: str) -> str:
+        lines = [ln for ln in self.output(marker).splitlines() if ln.startswith(starts)]
+        assert len(lines) == 1, f"no single output line starting {starts!r}: {self.output(marker)!r}"
+        return lines[0]
+
+    def probe(self, name: str):
+        got = self.probes[name]
+        assert "error" not in got, f"probe {name} raised:\n{got['error']}"
+        return got["result"]
+
+
+@dataclass
+class Claim:
+    assignment: str
+    sentence: str  # quoted from the notebook (whitespace-insensitive)
+    check: Callable[[Run], None]
+    where: str = "release"  # "source" for a model answer, which the release does not show
+
+    @property
+    def id(self) -> str:
+        return f"{self.assignment}: {self.sentence[:60]}"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _notebook_text(assignment: str, where: str) -> str:
+    nb = nbformat.read(REPO / where / assignment / f"{assignment}.ipynb", as_version=4)
+    return _norm("\n".join(c.source for c in nb.cells))
+
+
+def _fields(line: str) -> dict:
+    return dict(re.findall(r"(\w+)=(\S+)", line))
+
+
+def _is_nan(text) -> bool:
+    return str(text).strip() == "nan"
+
+
+# --------------------------------------------------------------------------- probes
+
+PROBES: dict[str, dict[str, str]] = {
+    "host_sync": {
+        "rewrap": """
+_n = {"count": 0}
+def _long_lived(v):
+    _n["count"] += 1
+    return v * 2.0
+_v = jnp.ones(3)
+for _ in range(3):
+    jax.jit(_long_lived)(_v)
+_rewrapped = _n["count"]
+_n["count"] = 0
+for _ in range(3):
+    jax.jit(lambda v: _long_lived(v))(_v)
+result = [_rewrapped, _n["count"]]
+""",
+        "keyword": """
+_v9 = jnp.arange(9.0)
+with PhaseWatch() as _w:
+    halver(_v9, 2.0)
+    halver(_v9, scale=2.0)
+result = _w.traces
+""",
+        "eager_once": """
+_e = jnp.ones(19)
+with PhaseWatch() as _w:
+    _e * 2.0
+    _e * 3.0
+result = _w.traces
+""",
+        "read_list": """
+_r = CountingRead()
+_host = _r([jnp.float32(1.0), jnp.float32(2.0)])
+try:
+    jnp.stack([])
+    _empty = "no error"
+except Exception as e:
+    _empty = type(e).__name__
+result = [_r.calls, list(map(float, _host)), _empty]
+""",
+    },
+    "padded_masking": {
+        "inf": "result = float(jnp.float32(0.0) * jnp.inf)",
+        "grad_inf": """
+_rows_inf = jnp.array([2.0, 3.0, jnp.inf])
+result = float(jax.grad(lambda t: jnp.sum(jnp.where(keep, (t * _rows_inf) ** 2, 0.0)))(1.0))
+""",
+    },
+    "loops": {
+        "count10": "result = count_equations(lambda v: unrolled(v, 3), x)",
+        "grad": """
+try:
+    jax.grad(lambda v: jnp.sum(rolled(v, 3)))(x)
+    _dynamic = "no error"
+except ValueError as e:
+    _dynamic = "ValueError"
+_static = jax.jit(lambda v, n: lax.fori_loop(0, n, lambda i, w: 0.5 * w + jnp.sin(w), v), static_argnums=1)
+_static_grad = jax.grad(lambda v: jnp.sum(_static(v, 3)))(x)
+result = [_dynamic, str(jax.make_jaxpr(lambda v: rolled(v, 3))(x)).count("while["),
+          str(jax.make_jaxpr(lambda v: _static(v, 3))(x)).count("scan["),
+          bool(jnp.all(jnp.isfinite(_static_grad)))]
+""",
+        "while_loop": """
+_w = jax.make_jaxpr(lambda v: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, v)))(x)
+result = [e.primitive.name for e in _w.jaxpr.eqns]
+""",
+        "round": """
+result = [float(jnp.round(jnp.float32(0.25) / 0.5)), float(jnp.round(jnp.float32(0.75) / 0.5)),
+          float(jnp.floor(jnp.float32(0.25) / 0.5 + 0.5))]
+""",
+        "quantise_jaxpr": """
+_eqns = jax.make_jaxpr(quantise)({"w": jnp.ones((4, 3)), "b": jnp.ones(3), "gain": jnp.ones(())}, 0.5).jaxpr.eqns
+_names = [e.params.get("name") if e.primitive.name == "jit" else e.primitive.name for e in _eqns]
+result = [_names.count("div"), _names.count("round"), _names.count("mul")]
+""",
+    },
+    "cache_misses": {
+        "eager_unexplained": """
+_z = jnp.ones(13)
+with TraceWatch() as _w:
+    _texts = explanations_during(lambda: jnp.sin(_z))
+result = [_w.names, _texts]
+""",
+        "context": """
+@jax.jit
+def _twice(v):
+    return v * 2.0
+_a = jnp.ones(3)
+_twice(_a)
+def _go():
+    with jax.default_matmul_precision("highest"):
+        _twice(_a)
+result = explanations_during(_go)
+""",
+        "link_last": """
+_g = jax.jit(lambda s, v: jnp.sum(s * v))
+_s, _v3, _v4 = jnp.float32(2.0), jnp.ones(3), jnp.ones(4)
+def _go():
+    _g(2.0, _v3)
+    _g(_s, _v4)
+result = explanations_during(_go)
+""",
+        "eager_once": """
+_e = jnp.ones(17)
+with TraceWatch() as _w:
+    _e * 2.0
+    _e * 3.0
+    _e * 2.0
+result = _w.names
+""",
+        "dict_cache": """
+_jitted = {}
+def _smooth_cached(v, steps):
+    if steps not in _jitted:
+        _jitted[steps] = jax.jit(functools.partial(_smooth_steps, steps=steps))
+    return _jitted[steps](v)
+_p = jnp.ones(6)
+with TraceWatch() as _w:
+    for _steps in (1, 2, 1, 2, 1):
+        _smooth_cached(_p, _steps)
+result = _w.count
+""",
+    },
+    "branch_repair": {
+        "cond_jaxpr": """
+_eqns = jax.make_jaxpr(halve_if_large)(jnp.arange(3.0), 1.0).jaxpr.eqns
+_conds = [e for e in _eqns if e.primitive.name == "cond"]
+result = [len(_conds), len(_conds[0].params["branches"])]
+""",
+        "vmap_jaxpr": """
+_batched = jax.make_jaxpr(jax.vmap(halve_if_large, in_axes=(0, None)))(jnp.arange(6.0).reshape(2, 3), 1.0)
+result = [[e.primitive.name for e in _batched.jaxpr.eqns],
+          [str(e.outvars[0].aval.shape) for e in _batched.jaxpr.eqns if e.primitive.name == "div"]]
+""",
+        "static_array_gain": """
+try:
+    jax.jit(broken_branch, static_argnames=("gain",))(x8, jnp.float32(2.0))
+    result = "accepted"
+except Exception as e:
+    result = type(e).__name__
+""",
+        "blend_nan": """
+_big = jnp.array([1e20, 1e20], dtype=jnp.float32)
+def _blend(v, gain):
+    w = (gain > 1.0).astype(jnp.float32)
+    return w * jnp.sum(v ** 2) + (1 - w) * jnp.sum(v)
+with jax.disable_jit():
+    result = float(_blend(_big, jnp.float32(0.5)))
+""",
+    },
+    "static_max_mode": {
+        "positional_after_keyword": """
+_t = jnp.arange(7, dtype=jnp.float32)
+with TraceWatch() as _w:
+    compiled_power_sum(_t, power=3)
+    compiled_power_sum(_t, power=3)
+    compiled_power_sum(_t, 3)
+result = _w.count
+""",
+        "weak_arrays": "result = [jnp.full(3, 0.).weak_type, jnp.zeros(3, jnp.float32).weak_type]",
+    },
+}
+
+
+# --------------------------------------------------------------------------- the claims
+
+
+def _host_sync_claims():
+    a = "host_sync"
+
+    def reads(run):
+        assert run.line("every = CountingRead()", "reads:") == "reads: 6 vs 1 | traces during both loops: 0"
+        assert run.line("every = CountingRead()", "same numbers:") == "same numbers: True"
+
+    def rows(run):
+        out = run.output('("halver.trace(v3, 2.0)"').splitlines()
+        assert len(out) == 5, out
+        want = [("['halve']", "[]"), ("[]", "['jit(halve)']"), ("[]", "[]"), ("['halve']", "['jit(halve)']"), ("[]", "[]")]
+        got = [(re.search(r"traces=(\[.*?\])", ln)[1], re.search(r"compiles=(\[.*?\])", ln)[1]) for ln in out]
+        assert got == want, got
+
+    def lower_after_trace(run):
+        out = run.output("halver.trace(v7, 2.0)")
+        assert "traces=[] compiles=['jit(halve)']" in out, out
+
+    def rewrap(run):
+        assert run.probe("rewrap") == [1, 3], f"jit(step) made 3 times traced, a fresh lambda 3 times traced: {run.probe('rewrap')}"
+
+    return [
+        Claim(a, "Twelve steps ran and none traced; only the number of waits differs.", reads),
+        Claim(a, "The first row traced and did not compile; the second compiled and did not trace; the third did neither.", rows),
+        Claim(a, "The ahead-of-time `.lower(v5, 2.0).compile()` did both because nothing had traced `halver` at shape 5 yet", rows),
+        Claim(a, "after a `.trace(...)` at the same signature it only compiles", lower_after_trace),
+        Claim(a, "Wrapping the same top-level function in `jax.jit` again does not trace again, because jit's cache is keyed on the wrapped function.", rewrap),
+        Claim(a, "a new `jax.jit(step)` around the same `step` finds the program already traced and compiled", rewrap, where="source"),
+        Claim(a, "whether each is passed by position or by keyword",
+              lambda run: _eq(run.probe("keyword"), ["halve", "halve"])),
+        Claim(a, "`read(losses)` on the list of device losses is one read",
+              lambda run: _eq(run.probe("read_list")[:2], [1, [1.0, 2.0]])),
+        Claim(a, "(`jnp.stack([])` would raise)", lambda run: _ne(run.probe("read_list")[2], "no error")),
+        Claim(a, "Eager operations fire them too, for small programs of JAX's own, the first time each operation meets a signature",
+              lambda run: _eq(len(run.probe("eager_once")), 1)),
+    ]
+
+
+def _eq(got, want):
+    assert got == want, f"got {got!r}, expected {want!r}"
+
+
+def _ne(got, unwanted):
+    assert got != unwanted, f"got {got!r}"
+
+
+def _padded_masking_claims():
+    a = "padded_masking"
+
+    def two_traces(run):
+        _eq(run.output('print("traces for lengths 8, 8, 5:"').strip(), "traces for lengths 8, 8, 5: 2")
+
+    def padded(run):
+        _eq(run.line("last_padded = np.pad", "traces for the padded batch:"), "traces for the padded batch: 0")
+        f = run.line("last_padded = np.pad", "padded:").split()
+        _eq((f[1], f[3]), ("30.0", "30.0"))
+
+    def weights(run):
+        assert_nan(run.line("weights = keep.astype", "multiply by 0/1 weights:").split(":")[1])
+        _eq(run.line("weights = keep.astype", "select with where:").split(":")[1].strip(), "5.0")
+
+    def bool_mask(run):
+        _eq(run.line("times the bool mask, eager", "times the bool mask, eager:").split(":")[1].strip(), "5.0")
+        assert_nan(run.line("times the bool mask, eager", "times the bool mask, disable_jit:").split(":")[1])
+
+    def gradient(run):
+        out = run.output("def selected_loss(t):")
+        selected, cleaned = (_fields(ln) for ln in out.splitlines())
+        _eq(selected["value"], "13.0")
+        assert_nan(selected["gradient"])
+        _eq((cleaned["value"], cleaned["gradient"]), ("13.0", "26.0"))
+
+    def scores(run):
+        out = run.output('print("masked score:')
+        values = [ln.split(":")[1].strip() for ln in out.splitlines()]
+        _eq(values, ["55.0", "58.0", "55.0"])
+
+    def layout(run):
+        out = run.output("demo_padded, demo_mask = pad_batch([3.0, 1.0, 4.0], 5)").splitlines()
+        _eq(out[1], "[ True  True  True False False] bool")
+
+    return [
+        Claim(a, "Two traces: the short batch is a new shape.", two_traces),
+        Claim(a, "Pad it to eight rows with zeros and the shape is familiar again, so nothing is traced.", padded),
+        Claim(a, "Multiplying by a 0/1 weight looks equivalent but is not: `0.0 * nan` is `nan`", weights),
+        Claim(a, "and `0.0 * inf` is `nan` too", lambda run: assert_nan(run.probe("inf"))),
+        Claim(a, "There it prints `5.0` even without `jit`", bool_mask),
+        Claim(a, "Only under `jax.disable_jit()` is the product computed as written, and then it gives `nan`.", bool_mask),
+        Claim(a, "At a padded row holding `nan` or `inf` that derivative is `nan` or `inf`, and `0 * nan` and `0 * inf` are both `nan`, so the gradient of every parameter `f` used is `nan`.",
+              lambda run: (gradient(run), assert_nan(run.probe("grad_inf")))),
+        Claim(a, "Below, a loss in a parameter `t` has the right value and a `nan` gradient.", gradient),
+        Claim(a, "Replacing the padded inputs with a harmless number first (a second `where`, *before* `f`) fixes the gradient.", gradient),
+        Claim(a, "The masked score should equal the unpadded objective, `1 + 4 + 9 + 16 + 25 = 55`. The same padded batch summed without the mask comes out at 58", scores),
+        Claim(a, "three values in a bucket of five should give a mask of three `True` followed by two `False`", layout),
+    ]
+
+
+def assert_nan(value):
+    assert _is_nan(value), f"got {str(value).strip()!r}, expected nan"
+
+
+def _loops_claims():
+    a = "loops"
+
+    def counts(run):
+        out = run.output('for label, closed in (("3 steps", three), ("30 steps", thirty)):').splitlines()
+        tail = [ln for ln in out if "steps:" in ln]
+        _eq(tail, ["3 steps: 1 top-level equation, 9 inside the jit", "30 steps: 1 top-level equation, 90 inside the jit"])
+
+    def grad(run):
+        dynamic, whiles, scans, finite = run.probe("grad")
+        _eq((dynamic, whiles >= 1), ("ValueError", True))
+        _eq((scans >= 1, finite), (True, True))
+
+    return [
+        Claim(a, "Three equations per step (`mul`, `sin`, `add`): 9 at 3 steps, 90 at 30 steps.", counts),
+        Claim(a, "Notice what a *top-level* count says about a jitted function: always 1.", counts),
+        Claim(a, "it shows one `div`, `round` and `mul` per leaf", lambda run: _eq(run.probe("quantise_jaxpr"), [3, 3, 3])),
+        Claim(a, "So `count_equations(unrolled_3, x)` for `unrolled_3 = lambda v: unrolled(v, 3)` is 1 + 9 = 10.",
+              lambda run: _eq(run.probe("count10"), 10)),
+        Claim(a, "`fori_loop` with a traced bound becomes a `while` loop, and `jax.grad` through it raises `ValueError`", grad),
+        Claim(a, "With `steps` static, `fori_loop` becomes a `scan`, which `jax.grad` can differentiate", grad),
+        Claim(a, "`lax.while_loop` is accepted too: its equation is a `while`.",
+              lambda run: _eq(run.probe("while_loop"), ["while"])),
+        Claim(a, "(`0.25 / 0.5 = 0.5` rounds to `0`, `0.75 / 0.5 = 1.5` to `2`), and `jnp.floor(q + 0.5)` is not the same.",
+              lambda run: _eq(run.probe("round"), [0.0, 2.0, 1.0])),
+    ]
+
+
+def _explanations(out: str) -> list[str]:
+    return ["TRACING CACHE MISS" + part for part in out.split("TRACING CACHE MISS")[1:]]
+
+
+def _cache_misses_claims():
+    a = "cache_misses"
+
+    def three_misses(run):
+        texts = _explanations(run.output("def doubled_total(x):"))
+        _eq(len(texts), 3)
+        _eq(["never seen function" in t for t in texts], [True, True, True])
+        _eq(["re-defined repeatedly" in t for t in texts], [False, True, True])
+
+    def one_miss(run):
+        out = run.output("def doubled_total_fixed(x):")
+        assert out.startswith("1 explanation(s):"), out
+        _eq(len(_explanations(out)), 1)
+
+    def each_step(run):
+        texts = _explanations(run.output("def weigh(x, s, k=1):"))
+        _eq(len(texts), 6)
+        assert "never seen function" in texts[0], texts[0]
+        assert "* at x, now i32[3] and before f32[3]" in texts[1], texts[1]
+        assert "* at x, now f32[5] and before f32[3]" in texts[2], texts[2]
+        assert "* at s, now f32[]{weak_type=False} and before f32[]{weak_type=True}" in texts[3], texts[3]
+        assert "different input pytree" in texts[4] and "Static(val=2)" in texts[4], texts[4]
+        first = [ln for ln in texts[5].splitlines() if "* at input path" in ln][0]
+        assert "different input pytree" in texts[5] and "Static(" not in first, texts[5]
+
+    def link_last(run):
+        texts = run.probe("link_last")
+        lines = texts[-1].rstrip().splitlines()
+        assert "weak_type" in lines[-2] and "weak-types" not in lines[-2], lines
+        assert lines[-1].startswith("  * at v, now f32[4] and before f32[3]https://"), lines
+
+    def eager(run):
+        names, texts = run.probe("eager_unexplained")
+        _eq((names, texts), (["sin"], []))
+
+    def context(run):
+        texts = run.probe("context")
+        assert len(texts) == 1 and "Tracing context doesn't match" in texts[0], texts
+
+    return [
+        Claim(a, "Three calls with the very same `x`, three misses.", three_misses),
+        Claim(a, "From the second call on, JAX adds that it has seen *another function defined on the same line*", three_misses),
+        Claim(a, "One miss, the first call's, and none after.", one_miss),
+        Claim(a, "Each call below changes one thing about a call made before it, and JAX compares it with that call:", each_step),
+        Claim(a, "right after the last listed line with no space, so it follows the weak-type marker only when that line is last.", link_last),
+        Claim(a, "`jnp.sin(x)` at a new shape traces, and logs nothing.", eager),
+        Claim(a, "for example *Tracing context doesn't match* when a setting such as `jax.default_matmul_precision` differs from the closest call.", context),
+        Claim(a, "but only the first time an operation meets a signature: a repeat at a signature already met emits nothing.",
+              lambda run: _eq(len(run.probe("eager_once")), 1)),
+        Claim(a, "a dictionary that makes one jitted function per value of `steps` the first time that value is met, and reuses it afterwards, traces once per value",
+              lambda run: _eq(run.probe("dict_cache"), 2)),
+    ]
+
+
+def _branch_repair_claims():
+    a = "branch_repair"
+
+    def vmapped(run):
+        names, div_shapes = run.probe("vmap_jaxpr")
+        assert "cond" not in names and "select_n" in names, names
+        _eq(div_shapes, ["(2, 3)"])
+
+    def rows(run):
+        out = [ln.split() for ln in run.output("print(gain, float(repaired(x8, gain))").splitlines()]
+        _eq([row[1:] for row in out], [["28.0", "28.0"], ["28.0", "28.0"], ["140.0", "140.0"]])
+
+    return [
+        Claim(a, "Its jaxpr shows a single `cond` equation that carries both branches",
+              lambda run: _eq(run.probe("cond_jaxpr"), [1, 2])),
+        Claim(a, "under `jax.vmap` with a batched predicate it turns into a select and runs both", vmapped),
+        Claim(a, "no `cond` equation, a `div` that runs for every element, and `select_n` equations.", vmapped),
+        Claim(a, "a gain of `0.5` should give `28.0` and a gain of `2.0` should give `140.0`",
+              lambda run: _eq(run.output("print(broken_branch(x8, 0.5), broken_branch(x8, 2.0))").split(), ["28.0", "140.0"])),
+        Claim(a, "Under `jax.jit` it stops with `TracerBoolConversionError`",
+              lambda run: _eq(run.output("jax.jit(broken_branch)(x8, jnp.float32(2.0))").split(":")[-1].strip(),
+                              "TracerBoolConversionError")),
+        Claim(a, "Each row should print the same number twice: `28.0`, `28.0`, `140.0`.", rows),
+        Claim(a, "every distinct gain becomes its own program, and a gain held in a JAX array is no longer accepted at all.",
+              lambda run: _ne(run.probe("static_array_gain"), "accepted")),
+        Claim(a, "where the side not taken overflows to `inf`, `0 * inf` is `nan`.", lambda run: assert_nan(run.probe("blend_nan"))),
+    ]
+
+
+def _static_max_mode_claims():
+    a = "static_max_mode"
+
+    def ledger(run):
+        out = run.output("jitted_square_total = jax.jit(square_total)").splitlines()
+        _eq([_fields(ln)["traces"] for ln in out], ["1", "0", "1"])
+
+    def weak(run):
+        out = run.output("def scaled_total(values, scale):").splitlines()
+        _eq(out[0], "traces: 2")
+        assert out[1].startswith("~float32[] weak: True | float32[] weak: False"), out[1]
+
+    return [
+        Claim(a, "The value change cost nothing; the new length cost one trace.", ledger),
+        Claim(a, "Here `power` is static, so Python sees an actual integer and may branch on it, and each power produces its own jaxpr.",
+              lambda run: assert_startswith(run.output("def power_sum(values, power):").splitlines()[-1], "traces: 2 ")),
+        Claim(a, "Calling `compiled_power_sum(three, 3)` positionally after calling it with `power=3` is a different cache key, and it traces again.",
+              lambda run: _eq(run.probe("positional_after_keyword"), 2)),
+        Claim(a, "The two hold the same number but are different signatures, so switching from one to the other traces again.", weak),
+        Claim(a, "`jnp.full(3, 0.)` (filled from a Python float) is weakly typed, `jnp.zeros(3, jnp.float32)` is not.",
+              lambda run: _eq(run.probe("weak_arrays"), [True, False])),
+        Claim(a, "You should see `-7.0`, about `-2.33` and `-1.0`.",
+              lambda run: _eq([round(float(ln.split()[1]), 2) for ln in run.output("negatives = jnp.array").splitlines()],
+                              [-7.0, -2.33, -1.0])),
+    ]
+
+
+def assert_startswith(text, start):
+    assert text.startswith(start), f"{text!r} does not start with {start!r}"
+
+
+def _ledger_extension_claims():
+    a = "ledger_extension"
+
+    def rows(run):
+        out = run.output("def centered_norm(x):").splitlines()
+        _eq([_fields(ln)["traced"] for ln in out], ["True", "False", "True", "True"])
+
+    def phases(run):
+        out = run.output('("trace only: compiled_norm.trace(fresh)"').splitlines()
+        _eq([ln.rsplit("traced=", 1)[1] for ln in out[:4]], ["True", "False", "False", "True"])
+
+    return [
+        Claim(a, "Watch which rows move it.", rows),
+        Claim(a, "The next call at that signature compiles (slowly) but does not trace again; a cached call does neither.", phases),
+        Claim(a, "Any direct call of the jitted function, or `jax.clear_caches()`, changes what the next call does.", phases),
+        Claim(a, "the same number in the other form is a new signature, so the call traces at a shape and dtype it has seen.",
+              lambda run: _eq(run.output('("trace only: compiled_norm.trace(fresh)"').splitlines()[-1],
+                              "traces for a weak, then a strong scale: 2")),
+    ]
+
+
+CLAIMS = (_host_sync_claims() + _padded_masking_claims() + _loops_claims() + _cache_misses_claims()
+          + _branch_repair_claims() + _static_max_mode_claims() + _ledger_extension_claims())
+
+
+# --------------------------------------------------------------------------- the tests
+
+
+def _needed(session) -> list[str]:
+    """The notebooks the selected tests of this module look at."""
+    needed = set()
+    for item in session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "claim" in params:
+            needed.add(params["claim"].assignment)
+        elif params.get("assignment") in ASSIGNMENTS and item.module.__name__ == __name__:
+            needed.add(params["assignment"])
+    return sorted(needed)
+
+
+@pytest.fixture(scope="session")
+def runs(request) -> dict[str, Run]:
+    """Every release notebook a selected test needs, run once, two processes at a time."""
+    needed = _needed(request.session)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = dict(zip(needed, pool.map(_run_in_a_process, needed)))
+    return {a: Run(a, {int(k): v for k, v in r["cells"].items()}, r["probes"]) for a, r in results.items()}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_cell_runs_with_the_reference_solutions(assignment, runs):
+    """A worked example or self-check that raises cannot back what the prose says of it."""
+    failed = {i: c["error"] for i, c in runs[assignment].cells.items() if c["error"]}
+    assert not failed, f"{assignment}: cells that raised with the reference solutions: {failed}"
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.id)
+def test_claim_holds(claim: Claim, runs):
+    text = _notebook_text(claim.assignment, claim.where)
+    assert _norm(claim.sentence) in text, (
+        f"{claim.where}/{claim.assignment}: the sentence “{claim.sentence}” is no longer in the notebook; "
+        "update this claim with the prose")
+    try:
+        claim.check(runs[claim.assignment])
+    except AssertionError as failure:
+        raise AssertionError(
+            f"{claim.where}/{claim.assignment}: the sentence “{claim.sentence}” does not hold on "
+            f"JAX {_jax_version()}: {failure}") from None
+
+
+def _jax_version() -> str:
+    from importlib.metadata import version
+
+    return version("jax")
+
+
+# --- the eqn_count_pprof dump loops describes ---------------------------------------------------
+
+_PPROF_SENTENCE = ("`eqn_count_pprof` dump (`JAX_DUMP_IR_TO=/tmp/jax_ir JAX_DUMP_IR_MODES=eqn_count_pprof`), counts the "
+                   "equations of each jitted program by the Python line that created them, so `pprof -top` on the dump "
+                   "points at the loop's body line.")
+
+_PPROF_RUN = """
+import sys
+import jax
+import jax.numpy as jnp
+import functools
+source = sys.stdin.read()
+exec(compile(source, "slow_functions", "exec"))
+unrolled(jnp.array([0.5, 1.0, 2.0], dtype=jnp.float32), 30)
+"""
+
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+
+def _proto_fields(data: bytes):
+    """(field, wire type, value) of one protobuf message, enough for a pprof profile."""
+    i = 0
+    while i < len(data):
+        key, i = _varint(data, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _varint(data, i)
+        elif wire == 2:
+            size, i = _varint(data, i)
+            value, i = data[i:i + size], i + size
+        elif wire == 1:
+            value, i = data[i:i + 8], i + 8
+        else:
+            value, i = data[i:i + 4], i + 4
+        yield field, wire, value
+
+
+def _ints(value, wire) -> list[int]:
+    if wire == 0:
+        return [value]
+    out, i = [], 0
+    while i < len(value):
+        number, i = _varint(value, i)
+        out.append(number)
+    return out
+
+
+def _equations_by_line(path: Path) -> dict[int, int]:
+    """Sum of the sample values of a gzipped pprof profile, by source line."""
+    import gzip
+
+    profile = gzip.decompress(path.read_bytes())
+    samples, lines = [], {}
+    for field, wire, value in _proto_fields(profile):
+        if field == 2:  # Sample: location ids, values
+            ids, values = [], []
+            for f, w, v in _proto_fields(value):
+                ids += _ints(v, w) if f == 1 else []
+                values += _ints(v, w) if f == 2 else []
+            samples.append((ids, values))
+        elif field == 4:  # Location: id, lines
+            parts = list(_proto_fields(value))
+            location = next(v for f, _, v in parts if f == 1)
+            lines[location] = [dict((f, v) for f, _, v in _proto_fields(v)).get(2) for f, _, v in parts if f == 4]
+    totals: dict[int, int] = {}
+    for ids, values in samples:
+        for line in lines[ids[0]][:1]:
+            totals[line] = totals.get(line, 0) + values[0]
+    return totals
+
+
+def test_eqn_count_pprof_counts_the_unrolled_loop_by_line(tmp_path):
+    assert _norm(_PPROF_SENTENCE) in _notebook_text("loops", "release"), "the eqn_count_pprof sentence changed"
+    cell = next(code for _, code in _code_cells("loops") if "def unrolled(x, steps):" in code)
+    env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_DUMP_IR_TO=str(tmp_path), JAX_DUMP_IR_MODES="eqn_count_pprof")
+    subprocess.run([sys.executable, "-c", _PPROF_RUN], input=cell, text=True, env=env, check=True, timeout=120)
+    dumps = list(tmp_path.glob("*unrolled*.eqn_count_pprof"))
+    assert len(dumps) == 1, sorted(p.name for p in tmp_path.iterdir())
+    body_line = 1 + next(i for i, line in enumerate(cell.splitlines()) if "x = 0.5 * x + jnp.sin(x)" in line)
+    by_line = _equations_by_line(dumps[0])
+    assert by_line == {body_line: 90}, (
+        f"release/loops: the sentence “{_PPROF_SENTENCE}” does not hold: the dump counts {by_line}, "
+        f"not 90 equations on the loop's body line {body_line}")
+
+
+# --- the README's learning goals ---------------------------------------------------------------
+
+
+def _goal_rows():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Learning goals"):]
+    section = section[:section.index("\n## ", 1)]
+    return [[c.strip() for c in line.split("|")[1:-1]] for line in section.splitlines() if line.startswith("| 00")]
+
+
+def _declared_fails(path: Path) -> set[str]:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "FAILS":
+            return set(ast.literal_eval(node.value))
+    raise AssertionError(f"{path} declares no FAILS")
+
+
+def test_each_graded_goal_is_held_by_a_misconception_its_properties_kill():
+    rows = _goal_rows()
+    assert len(rows) >= 15, rows
+    for seed, goal, notebooks, graded, mutants in rows:
+        if graded.startswith(("taught, not graded", "not taught")):
+            assert mutants == "—", (goal, mutants)
+            continue
+        listed = {n.strip(" `") for n in graded.split(",")}
+        killed: set[str] = set()
+        for name in (m.strip(" `") for m in mutants.split(",")):
+            path = REPO / "tests" / "corpus" / f"{name}.py"
+            assert path.is_file(), f"goal “{goal}”: no corpus submission {name}"
+            fails = _declared_fails(path)
+            assert fails & listed, f"goal “{goal}”: {name} fails none of {sorted(listed)} (it fails {sorted(fails)})"
+            killed |= fails
+        assert listed <= killed, (
+            f"goal “{goal}”: {sorted(listed - killed)} fail for none of the misconceptions named ({mutants})")
+
+
+# --- python tests/test_claims.py ASSIGNMENT [--json] -------------------------------------------
+
+if __name__ == "__main__":
+    result = _run_here(sys.argv[1])
+    if "--json" in sys.argv:
+        print(_MARKER + json.dumps(result))
+    else:
+        for i, cell in result["cells"].items():
+            print(f"--- cell {i}\n{cell['out']}", end="")
+            if cell["error"]:
+                print(f"RAISED {cell['error']}")
+        for name, probe in result["probes"].items():
+            print(f"--- probe {name}: {probe}")
