@@ -82,6 +82,7 @@ _MODULE_ATTRIBUTES = {
 _CALLS = {
     "exec": "code built at run time", "eval": "code built at run time", "compile": "code built at run time",
     "__import__": "the import system", "chr": "text built from character codes",
+    "vars": "a namespace read as a table (a module's, a class's)",
 }
 #: Strings that name what an honest notebook never names: any string holding these (normalised).
 _NAMED = {
@@ -97,6 +98,8 @@ _EXACT = {**{name.lower(): why for name, why in _ATTRIBUTES.items()}, **_MODULES
           "modules": "the interpreter's module table"}
 #: Calls whose string arguments name what they reach (``getattr(obj, "answer")``).
 _BY_NAME = {"getattr", "setattr", "delattr", "hasattr", "__import__", "import_module", "vars", "get"}
+#: Calls that change an attribute: with a name the scan cannot fold, what they change is hidden.
+_SET_BY_NAME = {"setattr", "delattr"}
 
 _PROSE = re.compile(r"\S+\s+\S+\s+\S+")  # three words: a sentence, not a name
 _NORMAL = re.compile(r"[^a-z0-9]")
@@ -292,6 +295,8 @@ class _Visitor(ast.NodeVisitor):
                 text = _fold(arg)
                 if isinstance(text, str):
                     self._named(text, f"`{name}(..., {text!r})`")
+        if name in _SET_BY_NAME and len(node.args) >= 2 and not isinstance(_fold(node.args[1]), str):
+            self.add(f"`{name}(...)` of a name computed at run time", "an attribute changed by a name it hides")
         self.generic_visit(node)
 
     def visit_Subscript(self, node):

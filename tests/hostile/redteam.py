@@ -2,7 +2,7 @@
 
 Each entry is what the review ran through a real ``nbgrader autograde`` (serial), the parallel
 command or the rootless jail, with the scores an honest grader must give; :data:`ENTRIES` join the
-batch (two as gaps), :data:`OPEN` do not (what they cost is memory and CPU, not scores or files).
+batch (one as a gap), :data:`OPEN` do not (what they cost is memory and CPU, not scores or files).
 What the review saw, before the fixes:
 
 - ``leaves-a-deep-tree``: the kernel's folder of sockets (``kernel_manager.sockets_folder``) is a
@@ -211,10 +211,8 @@ ENTRIES: tuple[Hostile, ...] = (
         "rewrites-replies-unflagged", PM,
         (replace("pad_batch", UNFINISHED_PAD_BATCH), *stub("masked_objective"),
          insert_after("imports", REWRITES_REPLIES_UNFLAGGED)),
-        zero(PM), feedback=r"padded_masking / padding: 1 of 2 points",
-        gap=Gap("the reach scan folds constants only: names spelled through reversed() and sys.modules "
-                "reached by vars(sys)[...] go unseen, and the rewritten reply earns its evidence point",
-                today=points(PM, test_padding=1, test_objective=0, test_traces=0)),
+        # Flagged since reach.py counts vars() and a setattr of a computed name as reaching.
+        zero(PM), feedback=r"Reaches into the grader(.|\n)*padded_masking / padding: 0 of 2 points",
     ),
     Hostile(
         "pastes-a-rescaled-step", HS, _pastes_a_rescaled_step,
