@@ -11,7 +11,14 @@ A description is a tuple of parts, each done in turn to the value:
 - ``("jit", parts)``: a nested ``jax.jit`` of the parts;
 - ``("scan", length, parts)``: a ``lax.scan`` of that length whose body does the parts;
 - ``("while", parts)``: a ``lax.while_loop`` of three turns whose body does the parts;
-- ``("cond", parts, parts)``: a ``lax.cond`` on the sign of the sum, between two part lists.
+- ``("cond", parts, parts)``: a ``lax.cond`` on the sign of the sum, between two part lists;
+- ``("twice", parts)``: one ``jax.jit`` of the parts, built once and called twice in a row;
+- ``("same_cond", parts)``: a ``lax.cond`` whose two branches are the same function;
+- ``("round", n)``: ``jnp.round`` (itself a small jit) applied ``n`` times.
+
+The last three make a jaxpr hold the very same sub-jaxpr in more than one equation (JAX reuses
+the trace of a function it has met at the same input types), which the printed jaxpr shows once,
+out of line.
 
 A function of two arguments multiplies them first. :func:`describe` says it in words.
 """
@@ -53,6 +60,12 @@ def describe(parts) -> str:
             words.append(f"a `lax.while_loop` whose body does ({describe(part[1])})")
         elif kind == "cond":
             words.append(f"a `lax.cond` choosing between ({describe(part[1])}) and ({describe(part[2])})")
+        elif kind == "twice":
+            words.append(f"the same jitted function of ({describe(part[1])}) called twice")
+        elif kind == "same_cond":
+            words.append(f"a `lax.cond` whose two branches are the same function of ({describe(part[1])})")
+        elif kind == "round":
+            words.append(f"`jnp.round` applied {part[1]} time{'s' if part[1] != 1 else ''}")
     return ", then ".join(words) if words else "nothing (it returns its input)"
 
 
@@ -76,6 +89,14 @@ def _build(parts):
             first, second = _build(part[1]), _build(part[2])
             steps.append(lambda v, first=first, second=second: lax.cond(
                 jax.numpy.sum(v) > 0, first, second, v))
+        elif kind == "twice":
+            inner = jax.jit(_build(part[1]))
+            steps.append(lambda v, inner=inner: inner(inner(v)))
+        elif kind == "same_cond":
+            branch = _build(part[1])
+            steps.append(lambda v, branch=branch: lax.cond(jax.numpy.sum(v) > 0, branch, branch, v))
+        elif kind == "round":
+            steps.extend(jax.numpy.round for _ in range(part[1]))
 
     def fn(v):
         for step in steps:
@@ -113,9 +134,9 @@ def checked(parts, depth: int = 0) -> tuple:
         if not isinstance(part, (list, tuple)) or not part or not isinstance(part[0], str):
             raise ProgramError("a part must start with its kind")
         kind, rest = part[0], tuple(part[1:])
-        if kind == "ops" and len(rest) == 1 and _count(rest[0], MAX_OPS):
-            checked_parts.append(("ops", rest[0]))
-        elif kind in ("jit", "while") and len(rest) == 1:
+        if kind in ("ops", "round") and len(rest) == 1 and _count(rest[0], MAX_OPS):
+            checked_parts.append((kind, rest[0]))
+        elif kind in ("jit", "while", "twice", "same_cond") and len(rest) == 1:
             checked_parts.append((kind, checked(rest[0], depth + 1)))
         elif kind == "scan" and len(rest) == 2 and _count(rest[0], MAX_LENGTH):
             checked_parts.append(("scan", rest[0], checked(rest[1], depth + 1)))

@@ -398,7 +398,10 @@ def _step_words(step, draw: _Draw) -> str:
         return f"{draw.weigh}_jit({words}" + (" (s passed by keyword))" if by_keyword else ")")
     if kind == "total":
         _, (xs,), kwargs, n = step
-        return f"{draw.total}_jit({n} arrays {_words(draw.aval(xs[0]))}, k={draw.statics[kwargs['k']]})"
+        elements = [_words(draw.aval(v)) for v in xs]
+        if len(set(elements)) == 1:
+            return f"{draw.total}_jit({n} arrays {elements[0]}, k={draw.statics[kwargs['k']]})"
+        return f"{draw.total}_jit(({', '.join(elements)}), k={draw.statics[kwargs['k']]})"
     return step[2]
 
 
@@ -449,11 +452,27 @@ def _judge_explanations(submission, explanations, story) -> int:
             )
         if got != cause:
             raise PropertyFailure(
-                f"`miss_cause` named the cause {got!r}, but JAX's explanation says {cause!r}.",
+                f"`miss_cause` named the cause {got!r}, but JAX's explanation says {cause!r}." + _path_note(text),
                 example=f"after {story}, JAX explained:\n{shown}",
                 got=repr(got), expected=repr(cause),
             )
     return judged
+
+
+#: The argument a type line names, up to ", now": a name (`x`) or an indexed path (`xs[0]`).
+_TYPE_PATH = re.compile(r"^\s*\*\s*at\s+(?P<path>[^,]*),\s*now\s", re.MULTILINE)
+
+
+def _path_note(explanation: str) -> str:
+    """A sentence when the first listed argument sits at an indexed path, whose brackets are not a shape."""
+    if "different input types" not in explanation:
+        return ""
+    found = _TYPE_PATH.search(explanation.split("different input types", 1)[1])
+    if found is None or "[" not in found["path"]:
+        return ""
+    return (f" The first listed argument sits at an indexed path, `{found['path'].strip()}`: its brackets are "
+            "part of the path, not a shape. Compare only the types after `now` and after `and before`: dtype, "
+            "then shape, then the `{weak_type=...}` marker.")
 
 
 _FUNCTION_SCENARIOS = (
@@ -508,6 +527,12 @@ def _total(n: int, k: int):
     return ("total", (tuple(_f32((3,)) for _ in range(n)),), {"k": k}, n)
 
 
+def _total_of(elements, k: int = 1):
+    """A call of the scenario's jitted ``total`` with a tuple of the given arguments (arrays or
+    Python floats): JAX names each at an indexed path, `xs[0]`, `xs[1]`."""
+    return ("total", (tuple(elements),), {"k": k}, len(elements))
+
+
 _ARGUMENT_SCENARIOS = (
     # the lesson's five, one at a time
     [_call(_f32((3,)), 2.0), _call(_f32((5,)), 2.0)],
@@ -528,6 +553,19 @@ _ARGUMENT_SCENARIOS = (
     [_call(_f32((3,)), 2.0), _call(_abstract((3,), np.float16), 2.0), _call(_abstract((3,), np.bool_), 2.0)],
     # a structure change listed before a static value that changed too: the first difference decides
     [_total(2, 1), _total(3, 2)],
+    # every type cause at an indexed path (`* at xs[0], now ...`): the brackets of the path are not a shape
+    [_total_of((_f32(()), _f32((3,)))), _total_of((2.0, _f32((3,))))],
+    [_total_of((_f32((3,)), _f32((3,)))), _total_of((_f32((3,)), _abstract((3,), np.int32)))],
+    [_total_of((_f32((3,)), _f32((3,)))), _total_of((_f32((3,)), _f32((2,))))],
+    [_total_of((_f32((3,)), _f32(()))), _total_of((_f32((3,)), 2.0))],
+    [_total_of((_f32((3,)), _f32((3,)))), _total_of((_abstract((2,), np.int32), _f32((3,))))],
+)
+
+#: What a tuple element of the generated `total` calls may be: a type of its own at an indexed path.
+_ELEMENTS = st.sampled_from([_f32((3,)), _f32((2,)), _abstract((3,), np.int32), _f32(()), 2.0])
+_GENERATED_TOTAL = st.builds(
+    lambda elements, k: _total_of(elements, k),
+    st.lists(_ELEMENTS, min_size=2, max_size=2), st.sampled_from([1, 2]),
 )
 
 _GENERATED_STEP = st.builds(
@@ -547,6 +585,9 @@ _GENERATED_STEP = st.builds(
     "`Static(...)` value is a new static value; any other difference is a new structure.",
 )
 def test_names_argument_misses(submission):
+    """Input classes, each given as a scenario and drawn: every type cause (shape, dtype, weak type,
+    dtype and shape at once) at an argument's name (`* at x`) and at an indexed path (`* at xs[0]`);
+    a static value and a structure change at an input path (`[1]['k']`, `[0]`)."""
     submission.function("miss_cause")
     draw = _draw(submission)
     for steps in _ARGUMENT_SCENARIOS:
@@ -558,3 +599,4 @@ def test_names_argument_misses(submission):
         _judge_explanations(submission, explanations[1:], ", then ".join(done))
 
     first_failure(st.lists(_GENERATED_STEP, min_size=2, max_size=4), check, settings(TRACES, max_examples=6))
+    first_failure(st.lists(_GENERATED_TOTAL, min_size=2, max_size=3), check, settings(TRACES, max_examples=4))

@@ -36,6 +36,7 @@ from autograder.kit import (
     conversion_under_trace, first_failure, prop, render, signature_of, spoken,
 )
 from autograder.kit.handed import Compiled, Thunk
+from autograder.kit.jaxprs import sub_jaxprs
 
 #: Batch shapes (rows B, features d) the step is graded at: each is one compile.
 STEP_SHAPES = ((4, 3), (2, 3))
@@ -429,9 +430,11 @@ def test_no_read_bypasses_read(submission):
 @prop(
     group="traces",
     points=1,
-    title="`sgd_step` traces once per signature: new data values or a new lr trace nothing",
+    title="`sgd_step` is one jitted program that traces once per signature: new data values or a new lr trace "
+    "nothing",
     hint="The learning rate is data, like x and y: keep it a dynamic argument (no `static_argnums`) and build the "
-    "jitted step once, at top level. Then only a new shape or dtype is a new program.",
+    "jitted step once, at top level, around the whole step (gradient, loss and update). Then only a new shape or "
+    "dtype is a new program.",
 )
 def test_step_reuses_program(submission):
     audit = SignatureAudit(submission, "sgd_step", "Keep `lr` dynamic and build the jitted step once, at top level.")
@@ -449,14 +452,50 @@ def test_step_reuses_program(submission):
     for lr in (0.1, 0.05, 0.2, 0.0125):
         audit.call(signature, *args(lr))
     audit.finish()
+    _one_program(submission, first)
+
+
+#: Top-level equations that only convert an input on its way into the jitted step (`jnp.float32(lr)`).
+_INPUT_CONVERSIONS = frozenset({"convert_element_type"})
+
+
+def _one_program(submission, args) -> None:
+    """Evidence that the whole step is one compiled program: staged with `jax.make_jaxpr` (the arrays
+    traced, lr the Python float the calls pass), a call of `sgd_step` is one equation holding the
+    jitted step, beside at most conversions of its inputs. A step with only the gradient jitted leaves the update (and
+    perhaps the loss) as top-level operations, which every call dispatches one by one, and whose
+    first call compiles programs of their own."""
+    closed = submission.call_staged("make_jaxpr", "sgd_step", *args, static_argnums=(3,))  # lr as called: a float
+    equations = closed.jaxpr.eqns
+    programs = [eqn for eqn in equations if sub_jaxprs(eqn)]
+    outside = [eqn.primitive.name for eqn in equations
+               if not sub_jaxprs(eqn) and eqn.primitive.name not in _INPUT_CONVERSIONS]
+    text = "jax.make_jaxpr of " + render.call("sgd_step", args)
+    if outside:
+        names = ", ".join(dict.fromkeys(outside))
+        raise PropertyFailure(
+            f"`sgd_step` is not one compiled program: a call runs {_plural(len(outside), 'operation')} ({names}) "
+            f"outside {'its jitted part' if programs else 'any jit'}, so every call dispatches them one by one, "
+            "eagerly, and their first call at a shape compiles small programs of their own. Jit the whole step, "
+            "gradient, loss and update, as one function.",
+            example=text, got=f"{_plural(len(programs), 'jitted program')} and {len(outside)} eager operation(s)",
+            expected="one jitted program, nothing outside it",
+        )
+    if len(programs) > 1:
+        raise PropertyFailure(
+            f"`sgd_step` is not one compiled program: a call dispatches {len(programs)} jitted programs one "
+            "after the other (the gradient in one, the update in another, say). Jit the whole step, gradient, "
+            "loss and update, as one function.",
+            example=text, got=f"{len(programs)} jitted programs per call", expected="one",
+        )
 
 
 @prop(
     group="traces",
     points=1,
     title="running a trainer again with new data and a new lr traces nothing new",
-    hint="Call the one jitted step built at top level inside the loop. A `jax.jit` (or a lambda or "
-    "`functools.partial` handed to it) made inside the trainer is a new function on every run, and retraces.",
+    hint="Call the one jitted step built at top level inside the loop. A lambda, `functools.partial` or inner "
+    "`def` made inside the trainer and handed to `jax.jit` is a new function on every run, and retraces.",
 )
 def test_trainers_reuse_program(submission):
     for name in TRAINERS:
@@ -471,6 +510,73 @@ def test_trainers_reuse_program(submission):
                 f"(JAX traced: {', '.join(sorted(set(log.names)))}).",
                 example=f"the same call twice, the second {run.text}", got=_plural(log.count, "new trace"),
                 expected="no new trace")
+    for name in TRAINERS:
+        _calls_step_as_the_notebook_does(submission, name)
+
+
+#: The trainers' signature for the keyword evidence: shapes no other check and no lesson cell uses.
+_KEYWORD_SHAPE = (6, 5)
+
+
+#: How many of `sgd_step`'s arguments a keyword call passes by name: `lr` alone, or all four.
+_KEYWORD_FORMS = (1, 4)
+
+
+def _traces(submission, form: int, theta, x, y, lr) -> int:
+    """The traces of one call of `sgd_step` with its last ``form`` arguments passed by keyword."""
+    values = {"theta": theta, "x": x, "y": y, "lr": lr}
+    names = list(values)
+    args = tuple(values[n] for n in names[:len(names) - form])
+    kwargs = {n: values[n] for n in names[len(names) - form:]}
+    with TraceLog() as log:
+        submission.call("sgd_step", *args, **kwargs)
+    return log.count
+
+
+def _calls_step_as_the_notebook_does(submission, name: str) -> None:
+    """With the notebook's own `sgd_step`: after positional calls at a signature (as the notebook's
+    cells make them), a trainer run at that signature must trace nothing. Passing `lr` by keyword
+    there is a new cache key, so `sgd_step` traces again at a signature already met. Judged only
+    when the evidence is clean: `sgd_step` reuses its program for positional repeats, a keyword call
+    is a key of its own for it (checked at another signature first), and the trainer's trace is
+    the keyword call's (made again afterwards, it traces nothing)."""
+    rng = np.random.default_rng(31)
+    rows, features = _KEYWORD_SHAPE
+
+    def batch(rows):
+        return (rng.uniform(-1, 1, (rows, features)).astype(np.float32), rng.uniform(-2, 2, rows).astype(np.float32))
+
+    theta = jax.device_put(rng.uniform(-1, 1, features).astype(np.float32))
+    batches = [batch(rows) for _ in range(2)]
+    lr = 0.05
+    x, y = batches[0]
+    other_x, other_y = batch(rows + 1)
+    try:
+        with TraceLog() as repeat:
+            submission.call("sgd_step", theta, other_x, other_y, lr)  # as the notebook calls it: by position
+            traced = repeat.count
+            submission.call("sgd_step", theta, other_x, other_y, 0.1)
+        if repeat.count > traced:
+            return  # the step retraces on its own: `test_step_reuses_program` judges that
+        forms = [form for form in _KEYWORD_FORMS if _traces(submission, form, theta, other_x, other_y, lr)]
+        if not forms:
+            return  # for this step a keyword call is the positional one (a plain wrapper): no such retrace
+        submission.call("sgd_step", theta, x, y, lr)
+        with TraceLog() as log, HostReads() as reads:
+            submission.call(name, theta, list(batches), lr, reads.read)
+        if not log.count or all(_traces(submission, form, theta, x, y, lr) for form in forms):
+            return  # no new trace, or not the trace of a keyword call: not this mistake
+    except CallRaised:
+        return  # a step or trainer that raises is judged by the value properties
+    raise PropertyFailure(
+        f"`{name}` made `sgd_step` trace again ({_plural(log.count, 'new trace')}) at a signature the notebook had "
+        "already called it at, by position: the trainer passes arguments by keyword (such as `lr=lr`), and jit keys a "
+        "keyword argument apart from a positional one, as the lesson on static arguments shows. Call `sgd_step` in the "
+        "trainers exactly as the rest of the notebook does, `sgd_step(theta, x, y, lr)`.",
+        example=f"`sgd_step(theta, x, y, {lr})` by position at θ float32[{features}], x float32[{rows},{features}], "
+                f"y float32[{rows}], then `{name}(theta, batches, lr={lr}, read)` with the notebook's own `sgd_step`",
+        got=_plural(log.count, "new trace"), expected="no new trace",
+    )
 
 
 # ---------------------------------------------------------------- the phase ledger

@@ -15,20 +15,29 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from autograder.kit import CompileLog, PropertyFailure, VALUES, clear_cache_of, programs, prop, render
+from autograder.kit import (
+    CallRaised, CompileLog, PropertyFailure, SignatureAudit, VALUES, clear_cache_of, programs, prop, render,
+    signature_of,
+)
 from autograder.kit.jaxprs import count_recursive, count_top_level, primitive_counts, staged_loops, sub_jaxprs
 
 # ---------------------------------------------------------------------------------------- rolled
 
-#: Shapes the value property draws `x` from: each is one compile of a jitted `rolled` (and one per
-#: step count when `steps` is static).
-ROLLED_SHAPES = ((3,), (2, 3))
+#: Shapes the value property draws `x` from ("any shape": 0-d, 1-d and n-d): each is one compile of
+#: a jitted `rolled` (and one per step count when `steps` is static).
+ROLLED_SHAPES = ((), (3,), (2, 3))
 
 #: The most steps the value property draws.
 MAX_STEPS = 40
 
-#: Step counts whose jaxprs are compared: a few, and many.
-FEW_STEPS, MANY_STEPS = 2, 40
+#: Step counts whose jaxprs are compared: one, a few, and many. Consecutive small counts catch a
+#: Python loop kept below a threshold (the program grows up to it, then stops); zero is left out,
+#: since returning `x` unchanged at zero steps is a fine special case with an empty program.
+JAXPR_STEPS = (1, 2, 3, 5, 8, 13, 21, 40)
+FEW_STEPS, MANY_STEPS = JAXPR_STEPS[1], JAXPR_STEPS[-1]
+
+#: The signature the jit evidence uses: a shape no other check and no lesson cell uses.
+_FRESH_X = np.linspace(-1.5, 1.5, 7, dtype=np.float32)
 
 #: The lesson's own input.
 _LESSON_X = np.array([0.5, 1.0, 2.0], np.float32)
@@ -77,6 +86,9 @@ def _steps_it_looks_like(got: np.ndarray, x: np.ndarray, steps: int) -> str:
     "`body` doing one step, `0.5 * x + jnp.sin(x)`. Zero steps returns `x` unchanged.",
 )
 def test_rolled_matches_loop(submission):
+    """Input classes the notebook promises, each drawn or given as an example: `x` of any shape
+    (0-d, 1-d, n-d), step counts 0, 1, small (3) and large (30, 40, 100)."""
+
     @VALUES
     @given(
         x=st.sampled_from(ROLLED_SHAPES).flatmap(
@@ -96,10 +108,26 @@ def test_rolled_matches_loop(submission):
     # Near 0 a step multiplies x by about 1.5, so these are still moving after 64 steps: a loop
     # capped at some length (or masked past it) stops short of the fixed point.
     @example(x=np.array([1e-16, -1e-16, 1.0], np.float32), steps=100)
+    # "any shape": a 0-d x (a single number) and an n-d one
+    @example(x=np.array(0.75, np.float32), steps=0)
+    @example(x=np.array(0.75, np.float32), steps=1)
+    @example(x=np.array(-2.5, np.float32), steps=5)
+    @example(x=np.arange(8, dtype=np.float32).reshape(2, 2, 2) - 3.5, steps=4)
     def check(x, steps):
         device_x = jax.device_put(x)
         text = render.call("rolled", (device_x, steps))
-        got = _as_array(submission.call("rolled", device_x, steps), text, x)
+        try:
+            result = submission.call("rolled", device_x, steps)
+        except CallRaised as failure:
+            if x.ndim:
+                raise
+            raise PropertyFailure(
+                f"{failure.problem.rstrip('. ')}. That `x` is 0-d (a single number, shape ()), and the notebook "
+                "promises any shape, 0-d included: a loop carried by `lax.fori_loop` or `lax.scan` needs no `vmap`, "
+                "reshape or indexing over elements, and works on every shape as it is.",
+                example=failure.example,
+            ) from None
+        got = _as_array(result, text, x)
         expected = _reference(x, steps)
         if not _matches(got, expected):
             raise PropertyFailure(
@@ -127,25 +155,21 @@ def _fully_unrolled(loop_eqn) -> bool:
 @prop(
     group="rolled",
     points=1,
-    title="`rolled`'s jaxpr holds one staged loop and does not grow with the step count",
+    title="`rolled` is jitted, and its jaxpr holds one staged loop that does not grow with the step count",
     hint="A Python `for` over `range(steps)` is unrolled into the jaxpr, one copy of the body per step, "
-    "even inside `fori_loop`'s body or with `steps` static. Let `lax.fori_loop` or `lax.scan` carry the "
-    "step count, and compare `jax.make_jaxpr` at 3 and at 30 steps.",
+    "even inside `fori_loop`'s body, with `steps` static, or only for step counts below some threshold. Let "
+    "`lax.fori_loop` or `lax.scan` carry every step count, compare `jax.make_jaxpr` at 3 and at 30 steps, "
+    "and jit `rolled` once, at top level, so that a repeat call reuses its program.",
 )
 def test_rolled_jaxpr_does_not_grow(submission):
+    """Input classes: step counts 1, a few and many, consecutive small ones included (a Python loop
+    below a threshold grows there and nowhere else); the jit evidence at a fresh shape, then a
+    repeat with new values."""
     x = jax.device_put(_LESSON_X)
-    few = _rolled_jaxpr(submission, x, FEW_STEPS)
-    many = _rolled_jaxpr(submission, x, MANY_STEPS)
-    counts = {FEW_STEPS: count_recursive(few), MANY_STEPS: count_recursive(many)}
-    if counts[MANY_STEPS] > counts[FEW_STEPS]:
-        sins = primitive_counts(many).get("sin", 0)
-        note = f" It holds {sins} `sin` equations at {MANY_STEPS} steps." if sins > 1 else ""
-        raise PropertyFailure(
-            f"`rolled`'s jaxpr grows with the step count: {counts[FEW_STEPS]} equations at {FEW_STEPS} steps, "
-            f"{counts[MANY_STEPS]} at {MANY_STEPS} steps (counted recursively, inside nested jits and loops), "
-            f"so the loop is unrolled into the program." + note,
-            example=f"jax.make_jaxpr of {render.call('rolled', (x, MANY_STEPS))}",
-        )
+    jaxprs = {steps: _rolled_jaxpr(submission, x, steps) for steps in JAXPR_STEPS}
+    counts = {steps: count_recursive(closed) for steps, closed in jaxprs.items()}
+    _no_growth(counts, jaxprs, x)
+    many = jaxprs[MANY_STEPS]
     callbacks = sorted(name for name in primitive_counts(many) if "callback" in name)
     if callbacks:
         raise PropertyFailure(
@@ -166,6 +190,47 @@ def test_rolled_jaxpr_does_not_grow(submission):
             "compiled program still grows with the step count.",
             example=f"jax.make_jaxpr of {render.call('rolled', (x, MANY_STEPS))}",
         )
+    _jitted(submission)
+
+
+def _no_growth(counts: dict, jaxprs: dict, x) -> None:
+    """Fail if the recursive count at some step count exceeds the count at a smaller one."""
+    largest = max(counts, key=lambda steps: (counts[steps], -steps))
+    smaller = [steps for steps in counts if steps < largest and counts[steps] < counts[largest]]
+    if not smaller:
+        return
+    few = FEW_STEPS if FEW_STEPS in smaller else min(smaller)
+    sins = primitive_counts(jaxprs[largest]).get("sin", 0)
+    note = f" It holds {sins} `sin` equations at {largest} steps." if sins > 1 else ""
+    if counts[MANY_STEPS] < counts[largest]:
+        note += (
+            f" It stops growing past {largest} steps ({counts[MANY_STEPS]} equations at {MANY_STEPS}): a Python "
+            "loop kept for small step counts, with a structured loop only above a threshold, still unrolls "
+            "the body once per step below it. Use the structured loop for every step count."
+        )
+    raise PropertyFailure(
+        f"`rolled`'s jaxpr grows with the step count: {counts[few]} equations at {few} step{'s' * (few != 1)}, "
+        f"{counts[largest]} at {largest} steps (counted recursively, inside nested jits and loops), "
+        f"so the loop is unrolled into the program." + note,
+        example=f"jax.make_jaxpr of {render.call('rolled', (x, largest))}",
+    )
+
+
+#: The cure for a retrace of `rolled` at a repeated signature.
+_ROLLED_FIX = ("New values at the same shape, dtype and step count must reuse the compiled program: keep "
+               "`x` and (if you can) `steps` dynamic arguments of one jit built at top level.")
+
+
+def _jitted(submission) -> None:
+    """Evidence that `rolled` is compiled with jit: a call at a fresh signature traces it once, and a
+    repeat with new values traces nothing. A structured loop run eagerly is traced again on every
+    call, even an exact repeat."""
+    audit = SignatureAudit(submission, "rolled", _ROLLED_FIX)
+    first, again = jax.device_put(_FRESH_X), jax.device_put(_FRESH_X[::-1].copy())
+    signature = f"{signature_of(first)}, steps=3"
+    audit.require_a_trace(signature, first, 3)
+    audit.call(signature, again, 3)
+    audit.finish()
 
 
 # --------------------------------------------------------------------------------- count_equations
@@ -196,8 +261,19 @@ def _check_count(submission, parts, arity: int) -> None:
                 "were left out.")
     elif got == len(str(closed).splitlines()):
         note = " That is the number of lines of the printed jaxpr, not its equations."
+    elif got == _count_each_jaxpr_once(closed) and got != expected:
+        note = (" That counts each sub-jaxpr only once, although this jaxpr holds the very same sub-jaxpr in "
+                "more than one place (JAX reuses the trace of a function met again at the same input types: a "
+                "jitted function called twice, two identical `cond` branches, `jnp.round` used twice). Each "
+                "equation that holds it runs it, so its equations count every time it is held: do not skip "
+                "a jaxpr you have seen before.")
     elif got == expected - _holders(closed):
         note = " The equations that hold a sub-jaxpr (the jit, scan, while or cond itself) were not counted."
+    elif got == str(closed).count(" = "):
+        note = (" That is the number of ` = ` in the printed jaxpr, not its equations: the printer writes a "
+                "sub-jaxpr that is held more than once (or is large) only once, out of line, under a name "
+                "(`let name = { lambda ... }`). Count the equations themselves, `.eqns`, and walk into every "
+                "jaxpr held in their parameters.")
     raise PropertyFailure(
         f"`count_equations` returned {got} for {words}; counted recursively, its jaxpr has {expected} "
         f"equations ({top} at top level).{note}",
@@ -218,6 +294,24 @@ def _holders(closed) -> int:
     return walk(closed.jaxpr)
 
 
+def _count_each_jaxpr_once(closed) -> int:
+    """The recursive count with every sub-jaxpr object walked into only the first time it is met
+    (a "seen" set): what a count that de-duplicates repeated sub-jaxprs gives."""
+    seen: set[int] = set()
+
+    def walk(jaxpr):
+        total = 0
+        for eqn in jaxpr.eqns:
+            total += 1
+            for sub in sub_jaxprs(eqn):
+                if id(sub) not in seen:
+                    seen.add(id(sub))
+                    total += walk(sub)
+        return total
+
+    return walk(closed.jaxpr)
+
+
 def _flat_parts():
     return st.tuples(st.integers(0, 6), st.sampled_from((1, 2))).map(lambda t: ((("ops", t[0]),), t[1]))
 
@@ -233,6 +327,10 @@ def _container(inner):
         st.lists(inner, min_size=1, max_size=2).map(lambda body: ("while", tuple(body))),
         st.tuples(st.lists(inner, min_size=1, max_size=2), st.lists(inner, min_size=1, max_size=2)).map(
             lambda t: ("cond", tuple(t[0]), tuple(t[1]))),
+        # the same sub-jaxpr held by more than one equation
+        st.lists(inner, min_size=1, max_size=2).map(lambda body: ("twice", tuple(body))),
+        st.lists(inner, min_size=1, max_size=2).map(lambda body: ("same_cond", tuple(body))),
+        st.integers(2, 3).map(lambda n: ("round", n)),
     )
 
 
@@ -269,18 +367,26 @@ def test_counts_flat_functions(submission):
     group="counting",
     points=1,
     title="`count_equations` counts recursively, inside nested jits, scans, while loops and both branches "
-    "of a cond",
+    "of a cond, every time a sub-jaxpr is held",
     hint="For every equation, count it, then look through `eqn.params.values()`: a `ClosedJaxpr` or `Jaxpr` "
     "there (or a tuple of them, as in `cond`'s `branches`, or `while`'s `cond_jaxpr` and `body_jaxpr`) "
-    "holds more equations; count those the same way.",
+    "holds more equations; count those the same way, every time, even when the same jaxpr is held twice.",
 )
 def test_counts_nested_equations(submission):
+    """Input classes, each given as an example and drawn: a nested jit, scan, while and cond (the
+    kinds the notebook names), nested two deep, and the same sub-jaxpr held more than once (a jitted
+    function called twice, a cond whose branches are one function, `jnp.round` used twice or three
+    times), and a large nested jit the printer lifts out of line."""
     for parts in (
         (("ops", 1), ("jit", (("ops", 3),))),
         (("scan", 4, (("ops", 2),)),),
         (("while", (("ops", 2),)),),
         (("cond", (("ops", 1),), (("ops", 3),)),),
         (("jit", (("scan", 2, (("jit", (("ops", 2),)),)),)),),
+        (("ops", 1), ("twice", (("ops", 2),))),
+        (("same_cond", (("ops", 2),)),),
+        (("ops", 1), ("round", 3)),
+        (("jit", (("ops", 40),)),),
     ):
         _check_count(submission, parts, 1)
 
@@ -468,7 +574,9 @@ def _compiles(submission, tree, scale: float) -> tuple[int, int]:
     "a repeat call compiles nothing",
     hint="Build the jitted function once, at top level, with `scale` a dynamic argument, and call it on "
     "the whole tree. An eager `jax.tree.map` (or a small jit called per leaf) compiles for every leaf "
-    "shape; a jit created inside the call compiles on every call.",
+    "shape; a lambda, `functools.partial` or inner `def` made inside the call and handed to `jax.jit` is a new "
+    "function, traced and compiled on every call (`jax.jit` of the same top-level function, made again, finds "
+    "its cache).",
 )
 def test_quantise_compiles_once(submission):
     clear_cache_of(submission.function("quantise_jitted"))

@@ -16,8 +16,15 @@ MODES = ("sum", "mean", "max")
 _REFERENCE = {"sum": np.sum, "mean": np.mean, "max": np.max}
 _MAGNITUDE = {"sum": lambda a: np.abs(a).sum(), "mean": lambda a: np.abs(a).mean(), "max": lambda a: np.abs(a).max()}
 
+#: Whitespace a mode might be padded with: a mode padded with it is not a mode.
+_PADDING = (" ", "  ", "\n", "\t", " \n")
+
+#: Input classes: typos of case, other words, padded modes (drawn here, since hypothesis mines no
+#: string constants from loaded modules), the empty string, non-strings.
 _NOT_A_MODE = st.one_of(
     st.text(alphabet="abcdemnorstuxSMAX _", max_size=6).filter(lambda s: s not in MODES),
+    st.tuples(st.sampled_from(("", *_PADDING)), st.sampled_from(MODES), st.sampled_from(("", *_PADDING))).map(
+        "".join).filter(lambda s: s not in MODES),
     st.sampled_from(["Sum", "MAX", "SUM", "Mean", "min", "median", "maximum", "avg", "average", "total", " sum",
                      ""]),
     st.sampled_from([True, 1.5]),
@@ -106,23 +113,48 @@ def test_max_matches_numpy(submission):
     _check_mode(submission, "max")
 
 
+def _normalised(mode) -> str:
+    """A sentence when the refused mode differs from a real one only by whitespace or case."""
+    if not isinstance(mode, str) or mode in MODES:
+        return ""
+    if mode.strip() in MODES:
+        return (f" It differs from {mode.strip()!r} only by whitespace: the modes are exactly \"sum\", \"mean\" and "
+                "\"max\", and cleaning the input (`strip()`) turns a mistake the caller should see into a "
+                "silent result. Compare the mode as it is given.")
+    if mode.strip().lower() in MODES:
+        return (f" It differs from {mode.strip().lower()!r} only by case or whitespace: normalising the mode "
+                "(`lower()`, `strip()`) hides the typo the notebook says must stop the program.")
+    return ""
+
+
 @prop(
     group="errors",
     points=1,
     title="an unknown mode raises ValueError, eagerly and through `choose`",
-    hint='Only "sum", "mean" and "max" are modes: finish with `raise ValueError(...)` so a typo fails loudly.',
+    hint='Only "sum", "mean" and "max", exactly as written, are modes: compare the mode as it is given (no '
+    '`strip()` or `lower()`) and finish with `raise ValueError(...)` so a typo fails loudly.',
 )
 def test_unknown_mode_raises(submission):
+    """Input classes, each given as an example and drawn: a typo, a case change, another word, a
+    mode padded with whitespace on either side (`" max"`, `"sum\\n"`), the empty string, None, a
+    number, a bool."""
     values = jax.numpy.asarray(np.array([1.0, -2.0, 3.0], np.float32))
 
     @VALUES
     @given(mode=_NOT_A_MODE)
     @example(mode="typo")
+    @example(mode="Max")
+    @example(mode=" max")
+    @example(mode="sum\n")
+    @example(mode="\tmean ")
+    @example(mode="")
+    @example(mode=None)
+    @example(mode=2)
     def check(mode):
         for name, args, kwargs in (("choose_reduction", (values, mode), {}), ("choose", (values,), {"mode": mode})):
             if submission.raises(ValueError, name, *args, **kwargs) is None:
                 raise PropertyFailure(
-                    f"`{name}` accepted the mode {mode!r} instead of raising ValueError.",
+                    f"`{name}` accepted the mode {mode!r} instead of raising ValueError." + _normalised(mode),
                     example=render.call(name, args, kwargs),
                 )
 
@@ -134,8 +166,9 @@ def test_unknown_mode_raises(submission):
     points=1,
     title="changing only the values never traces `choose` again",
     hint="Values are runtime data: at a shape, dtype and mode already seen, jit reuses its trace. Build `choose` "
-    "once at top level (a plain function that calls it is fine); a jit or lambda created inside each call is a "
-    "new function every time.",
+    "once at top level (a plain function that calls it is fine); a lambda, `functools.partial` or inner `def` "
+    "made inside each call and handed to `jit` is a new function every time (`jax.jit` of the same top-level "
+    "function, made again, is not).",
 )
 def test_values_only_no_retrace(submission):
     audit = _audit(submission, fresh_length=29)

@@ -8,9 +8,9 @@ TEACHER = {'test_step': 2, 'test_reads': 4, 'test_traces': 1, 'test_ledger': 2}
 WHY = {'test_traces': 'sgd_step itself reuses its program for new data and lr (1/2), but the trainers pass lr by keyword, so once sgd_step has run at a signature positionally the trainer does not reuse that program and traces sgd_step again (0/1; re-runs of the trainer are fine, hence borderline).'}
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
-FAILS = set()
-SCORE = 10
-REVIEW = 'The teacher took a trace point because the trainers call `sgd_step` with `lr=` by keyword, which jit keys apart from a positional call, so a first trainer run after a positional warm-up traces once more. Calling one way consistently traces once per signature and never again, which is what both trace properties ask; kept at 2.'
+FAILS = {'trainers_reuse_program'}
+SCORE = 9
+MESSAGE = r'passes arguments by keyword'
 
 
 # %% cell 1 [imports]

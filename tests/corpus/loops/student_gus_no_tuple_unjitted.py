@@ -17,9 +17,9 @@ WHY = {'test_rolled': "Values and loop structure are right, but Part A says 'and
  'test_counting': "The tuple in cond's `branches` is never unpacked, so every cond is counted as one equation without its branches."}
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
-FAILS = {'counts_nested_equations'}
-SCORE = 5
-REVIEW = 'The teacher took half a point because `rolled` is not jitted, as the notebook asks. The graders judge the loop as staged (its jaxpr, which an unjitted `fori_loop` builds the same way), so that costs nothing; the missed `cond` branches cost the nested-counting property (one point per property, where the teacher split the cell into fractions). The notebook\'s "and jit it" is stronger than what is graded: an open item for the notebook.'
+FAILS = {'counts_nested_equations', 'rolled_jaxpr_does_not_grow'}
+SCORE = 4
+REVIEW = 'The teacher took half a point because `rolled` is not jitted, as the notebook asks ("and jit it"). The grader now takes that property\'s whole point: an unjitted `fori_loop` traces its body again on every call, even an exact repeat, which is what the lesson is about (issue 26, class 2). The missed `cond` branches cost the nested-counting property (one point per property, where the teacher split the cell into fractions).'
 
 
 # %% cell 1 [imports]

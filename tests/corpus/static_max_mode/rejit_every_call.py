@@ -3,7 +3,7 @@ import jax
 
 FAILS = {"values_only_no_retrace", "traces_bounded_by_signatures"}
 SCORE = 4
-MESSAGE = r"It traces on every call: a `jax\.jit` \(or a lambda or `functools\.partial` handed to it\) created inside the call"
+MESSAGE = r"It traces on every call: a lambda, `functools\.partial` or inner `def` created inside the call and handed to `jax\.jit` is a new function"
 
 
 def choose_reduction(values, mode):

@@ -1,0 +1,57 @@
+"""Jits the loss and its gradient, and leaves the update eager in a plain `sgd_step`: values are
+right and nothing retraces, but the step is not one program. Every call dispatches the update's
+multiply and subtract one by one, and its first call compiles programs for them (issue 26, class 6)."""
+import jax
+import jax.numpy as jnp
+
+FAILS = {'step_reuses_program'}
+SCORE = 9
+MESSAGE = '`sgd_step` is not one compiled program: a call runs 2 operations \\(mul, sub\\) outside its jitted part'
+
+
+
+def _loss(theta, x, y):
+    residual = x @ theta - y
+    return jnp.mean(residual ** 2)
+
+
+loss_and_grad = jax.jit(jax.value_and_grad(_loss))
+
+
+def sgd_step(theta, x, y, lr):
+    loss, gradient = loss_and_grad(theta, x, y)
+    return theta - lr * gradient, loss
+
+
+def train_reading_every_step(theta, batches, lr, read):
+    losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        losses.append(read(loss))
+    return theta, losses
+
+
+def train_reading_once(theta, batches, lr, read):
+    device_losses = []
+    for x, y in batches:
+        theta, loss = sgd_step(theta, x, y, lr)
+        device_losses.append(loss)
+    return theta, read(jnp.stack(device_losses)).tolist()
+
+
+EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "traces", "/jax/core/compile/backend_compile_duration": "compiles"}
+
+
+def phase_row(label, thunk):
+    counts = {"traces": 0, "compiles": 0}
+
+    def listen(event, duration, **details):
+        if event in EVENTS:
+            counts[EVENTS[event]] += 1
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        thunk()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    return {"label": label, "traced": counts["traces"] > 0, "compiled": counts["compiles"] > 0, **counts}

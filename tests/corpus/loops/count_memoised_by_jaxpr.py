@@ -1,0 +1,52 @@
+"""Correct, unusually: remembers the count of each sub-jaxpr it has walked (by identity) and adds
+the remembered count every time the jaxpr is held again, instead of walking it again."""
+FAILS = set()
+SCORE = 6
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.extend.core import ClosedJaxpr, Jaxpr
+
+
+@functools.partial(jax.jit, static_argnames="steps")
+def unrolled(x, steps):
+    for _ in range(steps):
+        x = 0.5 * x + jnp.sin(x)
+    return x
+
+
+def quantise(tree, scale):
+    return jax.tree.map(lambda x: jnp.round(x / scale) * scale, tree)
+
+
+@jax.jit
+def rolled(x, steps):
+    return lax.fori_loop(0, steps, lambda i, v: 0.5 * v + jnp.sin(v), x)
+
+
+def count_equations(fn, *args):
+    known = {}
+
+    def count(jaxpr):
+        if id(jaxpr) in known:
+            return known[id(jaxpr)]
+        total = 0
+        for eqn in jaxpr.eqns:
+            total += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    if isinstance(sub, ClosedJaxpr):
+                        total += count(sub.jaxpr)
+                    elif isinstance(sub, Jaxpr):
+                        total += count(sub)
+        known[id(jaxpr)] = total
+        return total
+
+    return count(jax.make_jaxpr(fn)(*args).jaxpr)
+
+
+quantise_jitted = jax.jit(quantise)

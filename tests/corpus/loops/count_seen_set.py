@@ -1,0 +1,51 @@
+"""Walks into every sub-jaxpr, but only once: a "seen" set of the jaxprs already counted, so a
+sub-jaxpr JAX reuses (the same jitted function called twice, identical `cond` branches,
+`jnp.round` used twice) is counted once instead of every time it is held (issue 26, class 4)."""
+FAILS = {'counts_nested_equations'}
+SCORE = 5
+MESSAGE = 'counts each sub-jaxpr only once'
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.extend.core import ClosedJaxpr, Jaxpr
+
+
+@functools.partial(jax.jit, static_argnames="steps")
+def unrolled(x, steps):
+    for _ in range(steps):
+        x = 0.5 * x + jnp.sin(x)
+    return x
+
+
+def quantise(tree, scale):
+    return jax.tree.map(lambda x: jnp.round(x / scale) * scale, tree)
+
+
+@jax.jit
+def rolled(x, steps):
+    return lax.fori_loop(0, steps, lambda i, v: 0.5 * v + jnp.sin(v), x)
+
+
+def count_equations(fn, *args):
+    seen = set()
+
+    def count(jaxpr):
+        total = 0
+        for eqn in jaxpr.eqns:
+            total += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    inner = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub
+                    if isinstance(inner, Jaxpr) and id(inner) not in seen:
+                        seen.add(id(inner))
+                        total += count(inner)
+        return total
+
+    return count(jax.make_jaxpr(fn)(*args).jaxpr)
+
+
+quantise_jitted = jax.jit(quantise)

@@ -1,0 +1,49 @@
+"""Correct, unusually: flattens `x` with `jnp.ravel`, scans the flat vector, and gives it back the
+shape of `x`; a 0-d `x` becomes one element and back."""
+FAILS = set()
+SCORE = 6
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.extend.core import ClosedJaxpr, Jaxpr
+
+
+@functools.partial(jax.jit, static_argnames="steps")
+def unrolled(x, steps):
+    for _ in range(steps):
+        x = 0.5 * x + jnp.sin(x)
+    return x
+
+
+def quantise(tree, scale):
+    return jax.tree.map(lambda x: jnp.round(x / scale) * scale, tree)
+
+
+@jax.jit
+def rolled(x, steps):
+    flat = jnp.ravel(x)
+    out = lax.fori_loop(0, steps, lambda i, v: 0.5 * v + jnp.sin(v), flat)
+    return out.reshape(jnp.shape(x))
+
+
+def count_equations(fn, *args):
+    def count(jaxpr):
+        total = 0
+        for eqn in jaxpr.eqns:
+            total += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    if isinstance(sub, ClosedJaxpr):
+                        total += count(sub.jaxpr)
+                    elif isinstance(sub, Jaxpr):
+                        total += count(sub)
+        return total
+
+    return count(jax.make_jaxpr(fn)(*args).jaxpr)
+
+
+quantise_jitted = jax.jit(quantise)

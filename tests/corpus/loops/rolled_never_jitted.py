@@ -1,0 +1,51 @@
+"""The loop is a `lax.fori_loop`, but `rolled` is a plain function, never jitted although the
+notebook says "jit it": every call runs the loop eagerly and traces its body again, even an exact
+repeat (issue 26, class 2). Its jaxpr under `make_jaxpr` looks right."""
+FAILS = {'rolled_jaxpr_does_not_grow'}
+SCORE = 5
+MESSAGE = 'traced none of your code: it is not compiled with `jax.jit`'
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.extend.core import ClosedJaxpr, Jaxpr
+
+
+@functools.partial(jax.jit, static_argnames="steps")
+def unrolled(x, steps):
+    for _ in range(steps):
+        x = 0.5 * x + jnp.sin(x)
+    return x
+
+
+def quantise(tree, scale):
+    return jax.tree.map(lambda x: jnp.round(x / scale) * scale, tree)
+
+
+def rolled(x, steps):
+    def body(i, v):
+        return 0.5 * v + jnp.sin(v)
+
+    return lax.fori_loop(0, steps, body, x)
+
+
+def count_equations(fn, *args):
+    def count(jaxpr):
+        total = 0
+        for eqn in jaxpr.eqns:
+            total += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    if isinstance(sub, ClosedJaxpr):
+                        total += count(sub.jaxpr)
+                    elif isinstance(sub, Jaxpr):
+                        total += count(sub)
+        return total
+
+    return count(jax.make_jaxpr(fn)(*args).jaxpr)
+
+
+quantise_jitted = jax.jit(quantise)
