@@ -162,6 +162,21 @@ def test_a_kernel_cannot_fill_its_sockets_folder_and_still_meets_its_judge(tmp_p
     assert shown[1] == "still answering\n"
 
 
+def test_outputs_past_their_bytes_are_left_out_and_the_notebook_goes_on(tmp_path):
+    """nbgrader holds every output in memory and writes it into the autograded notebook: one line
+    of 12 MiB is past the limit of an output; the next cells run, and an error keeps its name."""
+    shown, _ = _run(tmp_path, '''
+from IPython.display import display
+for i in range(3):
+    display({"text/plain": str(i) * (12 << 20)}, raw=True)
+print("after the flood")
+''', 'print("next cell")', 'raise ValueError("v" * (12 << 20))')
+    assert shown[0] == ("[autograder: an output of 12.0 MiB was left out here, past the limit of 8 MiB an output "
+                        "(and any more such outputs of this cell)]\nafter the flood\n"), shown[0][:300]
+    assert shown[1] == "next cell\n"
+    assert shown[2].startswith("ValueError: vvv") and shown[2].endswith("[autograder: cut]") and len(shown[2]) < 3000
+
+
 def test_a_dead_kernel_costs_only_the_cells_it_did_not_finish(tmp_path):
     shown, _ = _run(tmp_path, 'print("first")', "import os\nos._exit(7)", 'print("never")')
     assert shown[0] == "first\n"

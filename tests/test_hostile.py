@@ -430,6 +430,15 @@ def test_other_students_files_are_unchanged(batch):
 
 
 @slow
+def test_outputs_are_kept_within_their_bytes(batch):
+    """floods-nbgrader-memory displayed 96 MiB: its autograded notebook keeps a line saying so."""
+    sizes = {path.parent.parent.name: path.stat().st_size
+             for path in (batch.course.root / "autograded").glob("*/*/*.ipynb")}
+    assert sizes["h-floods-nbgrader-memory"] < 2**20, sizes["h-floods-nbgrader-memory"]
+    assert max(sizes.values()) < 40 * 2**20, max(sizes.items(), key=lambda item: item[1])
+
+
+@slow
 def test_gradebook_holds_exactly_the_students_who_handed_in(batch):
     assert set(batch.scores) == set(batch.handed_in)
 

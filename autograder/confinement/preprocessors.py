@@ -20,7 +20,7 @@ from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Float, Unicode
+from traitlets import Float, Int, Unicode
 
 from autograder.confinement import PACKAGE_ROOT
 from autograder.confinement.kernel_manager import ConfinedKernelManager
@@ -134,9 +134,44 @@ class ConfinedExecute(Execute):
         help="Seconds of wall-clock time one notebook may take in all, from its kernel's start to its last cell; "
              "past them its kernel is stopped and the cells not yet run score zero. 0 for no budget.")
 
+    output_bytes = Int(
+        8 * 2**20, config=True,
+        help="Bytes one output of the notebook's kernel may hold; a larger one is replaced by a line saying so "
+             "(nbgrader keeps every output in memory and in the autograded notebook).")
+    notebook_output_bytes = Int(
+        32 * 2**20, config=True,
+        help="Bytes all the outputs of one notebook may hold; past them each cell keeps one line saying so.")
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", ConfinedKernelManager)
         super().__init__(*args, **kwargs)
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Keep an output only within :attr:`output_bytes`, and the notebook's within
+        :attr:`notebook_output_bytes`: past them a line says what was left out (an error keeps its
+        name, shortened), once per cell."""
+        size = _output_size(msg)
+        if size <= self.output_bytes and self._output_total + size <= self.notebook_output_bytes:
+            self._output_total += size
+            return super().output(outs, msg, display_id, cell_index)
+        if msg["header"]["msg_type"] == "error":
+            return super().output(outs, _shortened_error(msg), display_id, cell_index)
+        if cell_index in self._cells_cut:
+            return None
+        self._cells_cut.add(cell_index)
+        limit = (f"the limit of {self.output_bytes // 2**20} MiB an output" if size > self.output_bytes else
+                 f"the notebook's limit of {self.notebook_output_bytes // 2**20} MiB of outputs")
+        note = (f"[autograder: an output of {size / 2**20:.1f} MiB was left out here, past {limit} "
+                "(and any more such outputs of this cell)]\n")
+        return super().output(outs, _stream(msg, note), None, cell_index)
+
+    def _update_display_id(self, display_id, msg):
+        """An update replaces an output in place: past :attr:`output_bytes` it says so instead."""
+        size = _output_size(msg)
+        if size > self.output_bytes:
+            note = f"[autograder: an update of {size / 2**20:.1f} MiB was left out, past {self.output_bytes // 2**20} MiB]"
+            msg = {**msg, "content": {**msg["content"], "data": {"text/plain": note}, "metadata": {}}}
+        return super()._update_display_id(display_id, msg)
 
     def preprocess(self, nb, resources=None, km=None):
         self._stopped = None  # (ename, sentence): why no more cells run (the kernel died, the budget ran out)
@@ -144,6 +179,7 @@ class ConfinedExecute(Execute):
         self._phases = {"cells": 0.0, "grade_cells": 0.0}
         self._first_cell = self._last_cell = None
         self._notebook_memo: dict = {}  # what the judge's properties note for later grade cells of this notebook
+        self._output_total, self._cells_cut = 0, set()  # bytes of output seen; cells whose outputs were cut
         reach.note(nb, self._notebook_memo)  # cells that reach into the grader: the judges withhold evidence points
         began = time.perf_counter()
         try:
@@ -271,6 +307,39 @@ def _grade_call(cell) -> tuple[str, str] | None:
 #: the kernel died in it or before it; the notebook's time budget ran out in it or before it; the
 #: kernel stopped answering in it or before it (a cell past its time that ignored the interrupt).
 DIED, OUT_OF_BUDGET, UNRESPONSIVE = "KernelDied", "NotebookTimeout", "KernelUnresponsive"
+
+
+def _output_size(msg: dict) -> int:
+    """Characters of what an IOPub message would add to the notebook (0 for what adds nothing)."""
+    content = msg.get("content") or {}
+    kind = msg["header"]["msg_type"]
+    if kind == "stream":
+        return len(content.get("text") or "")
+    if kind in ("display_data", "execute_result", "update_display_data"):
+        return sum(len(value) if isinstance(value, str) else len(json.dumps(value))
+                   for value in (content.get("data") or {}).values())
+    if kind == "error":
+        return len(str(content.get("evalue", ""))) + sum(map(len, map(str, content.get("traceback") or ())))
+    return 0
+
+
+def _stream(msg: dict, text: str) -> dict:
+    """``msg`` turned into a line on standard output (never standard error: nbgrader zeroes a test
+    cell that wrote there)."""
+    return {**msg, "msg_type": "stream", "header": {**msg["header"], "msg_type": "stream"},
+            "content": {"name": "stdout", "text": text}}
+
+
+def _shortened_error(msg: dict) -> dict:
+    content = msg["content"]
+    evalue = str(content.get("evalue", ""))
+    short = evalue[:ERROR_CHARACTERS] + (" [autograder: cut]" if len(evalue) > ERROR_CHARACTERS else "")
+    ename = str(content.get("ename", ""))[:ERROR_CHARACTERS]
+    return {**msg, "content": {**content, "ename": ename, "evalue": short, "traceback": [f"{ename}: {short}"]}}
+
+
+#: Characters of an error's name and message kept when its output is past the limits.
+ERROR_CHARACTERS = 2000
 
 
 def _error(ename: str, message: str):

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import nbformat
 
-from .model import HS, NOT_GRADED, PM, SMM, Gap, Hostile, points, zero
+from .model import HS, PM, SMM, Gap, Hostile, points, zero
 from .notebooks import index_of, insert_after, replace, stub
 
 #: The mark every file or folder these entries leave carries (as ``hostile.isolation.LEFTOVER``).
@@ -227,21 +227,22 @@ ENTRIES: tuple[Hostile, ...] = (
         points(SMM), feedback=r"redteam-markdown: displayed 4 markdown outputs of 2048 KiB",
     ),
     Hostile(
+        # Held since ConfinedExecute keeps an output only within 8 MiB (32 MiB a notebook): the review's
+        # 3 x 100 MiB took nbgrader's process to 1192 MiB and left a 300 MiB notebook. The batch checks the
+        # autograded notebook's size too.
+        "floods-nbgrader-memory", SMM, (insert_after("choose", FLOODS_NBGRADER.format(count=3, mib=32)),),
+        points(SMM), feedback=r"an output of 32.0 MiB was left out here(.|\n)*redteam-flood: displayed 3 outputs of 32 MiB",
+    ),
+    Hostile(
         # Held in the review: none survived kill_leftovers; the batch's last test finds no process left.
         "hops-pids-to-outlive-cleanup", SMM, (insert_after("choose", HOPS_PIDS.format(chains=8)),),
         points(SMM), feedback=r"redteam-hop: started 8 chains",
     ),
 )
 
-#: Found by the review and open, so not in the batch, which checks scores and files: what they cost is
-#: memory and time. docs/threat-model.md names each as a limit.
+#: Found by the review and open, so not in the batch, which checks scores and files: what it costs is
+#: time. docs/threat-model.md names it as a limit.
 OPEN: tuple[Hostile, ...] = (
-    Hostile(
-        # nbgrader holds every output and writes it into the autograded notebook: 3 x 100 MiB took its
-        # process to 1192 MiB and left a 300 MiB notebook (LimitOutput counts lines, not bytes).
-        "floods-nbgrader-memory", SMM, (insert_after("choose", FLOODS_NBGRADER.format(count=3, mib=32)),),
-        points(SMM), feedback=r"redteam-flood: displayed 3 outputs of 32 MiB",
-    ),
     Hostile(
         # No CPU share per kernel: under `--workers 2` the neighbour's notebook took 70 s instead of 7.
         "starves-neighbours", SMM, (insert_after("imports", STARVES_NEIGHBOURS.format(seconds=20, procs=100)),),
