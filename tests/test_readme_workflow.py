@@ -149,10 +149,17 @@ def root_venv(where: Path, clone: Path) -> Path:
     purelib = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                   check=True, capture_output=True, text=True).stdout.strip())
     (purelib / "course-clone.pth").write_text(f"{clone}\n" + "".join(f"{p}\n" for p in site.getsitepackages()))
+    _nbgrader_script(venv, Path(sys.prefix))
+    return venv
+
+
+def _nbgrader_script(venv: Path, packages_prefix: Path) -> None:
+    """The ``nbgrader`` program of ``venv``, and the data files of the environment whose packages it
+    uses (nbconvert's templates, which generate_feedback needs, live in ``share/jupyter``)."""
     script = venv / "bin" / "nbgrader"
     script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom nbgrader.apps.nbgraderapp import main\nsys.exit(main())\n")
     script.chmod(0o755)
-    return venv
+    (venv / "share").symlink_to(packages_prefix / "share")
 
 
 # ---------------------------------------------------------------- the workflow
@@ -201,6 +208,9 @@ def run_the_workflow(flow: Workflow) -> None:
             for sid, sample in STUDENTS.items():
                 home = flow.students / sid
                 home.mkdir(parents=True)
+                if flow.runner.user is not None:  # the student's own folder, as theirs would be
+                    shutil.chown(flow.students, flow.runner.user, flow.runner.user)
+                    shutil.chown(home, flow.runner.user, flow.runner.user)
                 for step in student:
                     if step[1] == "submit":
                         shutil.copy(REPO / "tests" / "samples" / A / f"{sample}.ipynb", home / A / f"{A}.ipynb")
@@ -221,7 +231,8 @@ def check_results(flow: Workflow) -> None:
     from nbgrader.api import Gradebook
 
     log = "\n".join(flow.runner.log)[-8000:]
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=flow.clone,
+    status = subprocess.run(["git", "-c", f"safe.directory={flow.clone}",  # the plain user's clone, read by root
+                             "status", "--porcelain", "--untracked-files=no"], cwd=flow.clone,
                             capture_output=True, text=True, check=True).stdout
     assert status == "", f"generate_assignment --force changed committed files:\n{status}"
 
@@ -253,7 +264,11 @@ def test_the_readme_instructor_workflow_as_root(tmp_path):
         pytest.skip("the root variant runs as root (the grading jail needs it)")
     clone = clone_repository(tmp_path)
     exchange, config = exchange_config(tmp_path)
-    runner = Runner(root_venv(tmp_path, clone), env={"JUPYTER_CONFIG_DIR": str(config)})
+    venv = root_venv(tmp_path, clone)
+    # This environment's programs (alembic, which nbgrader runs) after the clone's venv, as an
+    # activated venv of the README's would have them.
+    runner = Runner(venv, env={"JUPYTER_CONFIG_DIR": str(config),
+                               "PATH": f"{venv / 'bin'}:{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"})
     flow = Workflow(clone, runner, exchange, tmp_path / "students")
     run_the_workflow(flow)
     check_results(flow)
@@ -266,9 +281,7 @@ def plain_venv(where: Path, clone: Path, packages: Path) -> Path:
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(venv)], check=True)
     purelib = next((venv / "lib").glob("python3*/site-packages"))
     (purelib / "course-clone.pth").write_text(f"{clone}\n{packages}\n")
-    script = venv / "bin" / "nbgrader"
-    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom nbgrader.apps.nbgraderapp import main\nsys.exit(main())\n")
-    script.chmod(0o755)
+    _nbgrader_script(venv, packages.parents[2])  # <prefix>/lib/python3.X/site-packages
     return venv
 
 

@@ -559,16 +559,19 @@ FIRST = (
     Hostile(
         # The grading package's files are hidden from the kernel once it is loaded, and no
         # property module is ever loaded in a kernel: the properties run outside it.
+        # It imports the grading package, so grading/reach.py flags it: the checks that passed on its
+        # kernel's own reports are withheld for the instructor (here and in the two entries below).
         "prints-grader-source", PM, (insert_after("masked_objective", PRINTS_GRADER),),
-        points(PM), feedback=r"No module named 'autograder\.properties'",
+        points(PM, test_padding=1, test_traces=0), feedback=r"No module named 'autograder\.properties'",
     ),
     Hostile(
         "grader-source-as-a-list", LE, (insert_after("observed_call", GRADER_AS_LIST),),
-        points(LE), feedback=r"OSError: could not get source code",
+        points(LE, test_rows=0, test_traces=0), feedback=r"OSError: could not get source code",
     ),
     Hostile(
         "reads-unreleased-solutions", SMM, (insert_after("choose", READS_UNRELEASED),),
-        points(SMM), feedback=r"cannot read the solutions: \[Errno 2\] No such file or directory",
+        points(SMM, test_errors=0, test_traces=0),
+        feedback=r"cannot read the solutions: \[Errno 2\] No such file or directory",
     ),
     # -- a package handed in beside the notebook: the sandbox drops that folder from sys.path
     Hostile(
@@ -595,12 +598,9 @@ FIRST = (
         "falsifies-kernel-evidence", PM,
         (replace("pad_batch", UNFINISHED_PAD_BATCH), *stub("masked_objective"),
          insert_after("imports", FALSIFIES_KERNEL_EVIDENCE)),
-        zero(PM), feedback=r"padded_masking / padding: 1 of 2 points",
-        gap=Gap(
-            "what a call raised is reported by the kernel, so a notebook that rewrites the serving agent's "
-            "replies passes `raises ValueError` with a stub (the README lists the in-kernel evidence)",
-            today=points(PM, test_padding=1, test_objective=0, test_traces=0),
-        ),
+        # What a call raised is the kernel's word, so the rewritten reply still passes `raises ValueError`
+        # with a stub; the notebook imports the grading package, so it is flagged and that point withheld.
+        zero(PM), feedback=r"Reaches into the grader(.|\n)*padded_masking / padding: 0 of 2 points",
     ),
     Hostile(
         "hides-trace-events", SMM, (replace("choose", HIDES_TRACES),),
