@@ -600,7 +600,7 @@ FIRST = (
          insert_after("imports", FALSIFIES_KERNEL_EVIDENCE)),
         # What a call raised is the kernel's word, so the rewritten reply still passes `raises ValueError`
         # with a stub; the notebook imports the grading package, so it is flagged and that point withheld.
-        zero(PM), feedback=r"Reaches into the grader(.|\n)*padded_masking / padding: 0 of 2 points",
+        zero(PM), feedback=r"padded_masking / padding: 0 of 2 points\n NOTE  Reaches into the grader",
     ),
     Hostile(
         "hides-trace-events", SMM, (replace("choose", HIDES_TRACES),),

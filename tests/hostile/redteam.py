@@ -212,7 +212,7 @@ ENTRIES: tuple[Hostile, ...] = (
         (replace("pad_batch", UNFINISHED_PAD_BATCH), *stub("masked_objective"),
          insert_after("imports", REWRITES_REPLIES_UNFLAGGED)),
         # Flagged since reach.py counts vars() and a setattr of a computed name as reaching.
-        zero(PM), feedback=r"Reaches into the grader(.|\n)*padded_masking / padding: 0 of 2 points",
+        zero(PM), feedback=r"padded_masking / padding: 0 of 2 points\n NOTE  Reaches into the grader",
     ),
     Hostile(
         "pastes-a-rescaled-step", HS, _pastes_a_rescaled_step,
