@@ -29,13 +29,15 @@ def test_the_course_passes_every_rule():
 
 @pytest.fixture
 def course(tmp_path) -> Path:
-    """A copy of the course with one assignment: its notebook, release, property module,
-    samples and corpus, and the course's nbgrader configuration."""
+    """A copy of the course with one assignment: its notebook, release, property module and its
+    mutants record, samples and corpus, and the course's nbgrader configuration."""
     root = tmp_path / "repo"
     for part in (f"source/{A}", f"release/{A}", f"tests/samples/{A}", f"tests/corpus/{A}"):
         shutil.copytree(REPO / part, root / part)
     (root / "autograder" / "properties").mkdir(parents=True)
-    shutil.copy(REPO / "autograder" / "properties" / f"test_{A}.py", root / "autograder" / "properties")
+    for name in (f"test_{A}.py", f"{A}.mutants.json", f"{A}.equivalent.toml"):
+        if (REPO / "autograder" / "properties" / name).is_file():
+            shutil.copy(REPO / "autograder" / "properties" / name, root / "autograder" / "properties")
     for name in ("course_config.py", "nbgrader_config.py"):
         shutil.copy(REPO / name, root / name)
     return root

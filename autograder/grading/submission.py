@@ -214,22 +214,27 @@ def from_notebook(path: str | Path) -> Submission:
     Grade cells are skipped (they hold the checks, not the answer). A cell that
     raises is reported on stdout and the next cell still runs, like autograde.
     """
-    from IPython.core.inputtransformer2 import TransformerManager
-
     path = Path(path)
     try:
         notebook = json.loads(path.read_text(encoding="utf-8"))
         cells = notebook["cells"]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
         raise ValueError(f"{path} is not a readable notebook: {error}") from None
+    sources = [(index, "".join(cell.get("source", ""))) for index, cell in enumerate(cells)
+               if cell.get("cell_type") == "code" and not is_autograder_test(cell)]
+    return from_cells(sources, path.name)
+
+
+def from_cells(sources: list[tuple[int, str]], name: str) -> Submission:
+    """Run code cells, ``(index in the notebook, source)``, grade cells left out, in this process,
+    each as a kernel runs a cell; a cell that raises is reported on stdout and the next one still runs."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
     transform = TransformerManager().transform_cell
     namespace: dict = {"__name__": "__main__"}
-    for index, cell in enumerate(cells):
-        if cell.get("cell_type") != "code" or is_autograder_test(cell):
-            continue
-        source = "".join(cell.get("source", ""))
+    for index, source in sources:
         try:
-            exec(compile(transform(source), f"{path.name}[cell {index}]", "exec"), namespace)
+            exec(compile(transform(source), f"{name}[cell {index}]", "exec"), namespace)
         except Exception as error:
-            print(f"{path.name}: cell {index} raised {type(error).__name__}: {_first_line(error)}")
-    return Submission(namespace, label=f"`{path.name}`")
+            print(f"{name}: cell {index} raised {type(error).__name__}: {_first_line(error)}")
+    return Submission(namespace, label=f"`{name}`")

@@ -107,6 +107,15 @@ def test_broken_branch_fails_under_jit(submission):
     "both sides is not a choice: where the unused side overflows to inf, 0 * inf is nan.",
 )
 def test_repaired_matches_branch(submission):
+    """Input classes the notebook promises (the calls of `repaired`):
+
+    - gain above one: ``float(gain) > 1``
+    - gain between zero and one: ``0 < float(gain) < 1``
+    - gain zero or below: ``float(gain) <= 0``
+    - gain as a Python float: ``isinstance(gain, float)``
+    - gain as a 0-d array: ``isinstance(gain, jax.Array) and gain.ndim == 0``
+    - values that overflow when squared: ``bool(np.any(np.abs(np.asarray(values)) > 1e19))``
+    """
     submission.function("repaired")
 
     @VALUES

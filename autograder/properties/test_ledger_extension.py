@@ -105,13 +105,16 @@ def _grader_rows(submission) -> set[int]:
     return submission.notebook_memo.setdefault("ledger grader rows", set())
 
 
-def _observe(submission, label: str, values: np.ndarray, scale):
-    """Make one call; return (the new row, the traces of the student's code JAX fired, the rendered call)."""
+def _observe(submission, label: str, values: np.ndarray, scale, returned: list | None = None):
+    """Make one call; return (the new row, the traces of the student's code JAX fired, the rendered call).
+    What the call returned is appended to ``returned``, when given."""
     rows = _ledger(submission)
     before = len(rows)
     x = jax.device_put(values)
     with TraceLog() as log:
-        submission.call("observed_call", label, x, scale)
+        value = submission.call("observed_call", label, x, scale)
+    if returned is not None:
+        returned.append(value)
     text = render.call("observed_call", (label, x, scale))
     rows = _ledger(submission)
     if len(rows) != before + 1:
@@ -177,9 +180,9 @@ def test_rows_record_calls(submission):
 @prop(
     group="rows",
     points=1,
-    title="each row's `result` is `sum(scale * x ** 2)` as a Python float",
+    title="each row's `result` is `sum(scale * x ** 2)` as a Python float, and `observed_call` returns it",
     hint="Convert once the call returns: `float(result)` reads the number to Python, so the ledger holds plain "
-    "numbers, not device arrays.",
+    "numbers, not device arrays; return that number from `observed_call` too.",
 )
 def test_rows_record_results(submission):
     _ledger(submission)
@@ -190,7 +193,8 @@ def test_rows_record_results(submission):
     @example(case=(np.arange(4, dtype=np.int32), 2, "int scale"))  # an int result, still stored as a float
     def check(case):
         values, scale, label = case
-        row, _, text = _observe(submission, label, values, scale)
+        returned = []
+        row, _, text = _observe(submission, label, values, scale, returned)
         result = row["result"]
         if not isinstance(result, float):
             raise PropertyFailure(
@@ -204,8 +208,24 @@ def test_rows_record_results(submission):
                 "The row's `result` is not `sum(scale * x ** 2)`.", example=text, got=repr(result),
                 expected=repr(expected),
             )
+        if not _same_number(returned[0], result):
+            raise PropertyFailure(
+                "`observed_call` should return the call's result (the number in the row's `result`), as Part A asks.",
+                example=text, got=render.kind(returned[0]), expected=repr(result),
+            )
 
     check()
+
+
+def _same_number(returned, result: float) -> bool:
+    """What `observed_call` returned is the row's result: a Python float, or the 0-d array it was read from."""
+    if isinstance(returned, (bool, str, bytes)) or returned is None:
+        return False
+    try:
+        array = np.asarray(returned)
+    except Exception:  # noqa: BLE001 - a student's result may be anything
+        return False
+    return array.shape == () and np.issubdtype(array.dtype, np.number) and float(array) == result
 
 
 @dataclass(frozen=True)

@@ -86,8 +86,16 @@ def _steps_it_looks_like(got: np.ndarray, x: np.ndarray, steps: int) -> str:
     "`body` doing one step, `0.5 * x + jnp.sin(x)`. Zero steps returns `x` unchanged.",
 )
 def test_rolled_matches_loop(submission):
-    """Input classes the notebook promises, each drawn or given as an example: `x` of any shape
-    (0-d, 1-d, n-d), step counts 0, 1, small (3) and large (30, 40, 100)."""
+    """Input classes the notebook promises (the calls of `rolled`):
+
+    - x 0-d: ``np.ndim(x) == 0``
+    - x 1-d: ``np.ndim(x) == 1``
+    - x n-d: ``np.ndim(x) >= 2``
+    - no steps: ``steps == 0``
+    - one step: ``steps == 1``
+    - a few steps: ``2 <= steps <= 5``
+    - many steps: ``steps >= 30``
+    """
 
     @VALUES
     @given(
@@ -373,10 +381,18 @@ def test_counts_flat_functions(submission):
     "holds more equations; count those the same way, every time, even when the same jaxpr is held twice.",
 )
 def test_counts_nested_equations(submission):
-    """Input classes, each given as an example and drawn: a nested jit, scan, while and cond (the
-    kinds the notebook names), nested two deep, and the same sub-jaxpr held more than once (a jitted
-    function called twice, a cond whose branches are one function, `jnp.round` used twice or three
-    times), and a large nested jit the printer lifts out of line."""
+    """Also a large nested jit the printer lifts out of line, and each kind nested two deep.
+
+    Input classes the notebook promises (the calls of `count_equations`):
+
+    - a nested jit: ``"jit" in primitives(fn, *args)``
+    - a scan: ``"scan" in primitives(fn, *args)``
+    - a while loop: ``"while" in primitives(fn, *args)``
+    - a cond: ``"cond" in primitives(fn, *args)``
+    - one argument: ``len(args) == 1``
+    - two arguments: ``len(args) == 2``
+    - a sub-jaxpr held twice: ``shared(fn, *args)``
+    """
     for parts in (
         (("ops", 1), ("jit", (("ops", 3),))),
         (("scan", 4, (("ops", 2),)),),
@@ -518,6 +534,14 @@ def _check_quantised(submission, tree, scale: float) -> None:
     "`jnp.round(x / scale) * scale` to every leaf. The tree comes back with the same containers and keys.",
 )
 def test_quantise_matches_eager(submission):
+    """Input classes the notebook promises (the calls of `quantise_jitted`):
+
+    - a dict: ``isinstance(tree, dict)``
+    - a list: ``isinstance(tree, list)``
+    - a tuple: ``isinstance(tree, tuple)``
+    - nested containers: ``any(isinstance(c, (dict, list, tuple)) for c in (tree.values() if isinstance(tree, dict) else tree))``
+    - an exact half: ``any(np.any(np.abs(np.asarray(l) / scale - np.round(np.asarray(l) / scale)) == 0.5) for l in jax.tree.leaves(tree))``
+    """
     for tree, scale in (
         ({"w": np.array([0.26, -0.74, 1.5], np.float32), "b": np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]],
                                                                        np.float32)}, 0.5),

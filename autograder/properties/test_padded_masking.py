@@ -132,6 +132,16 @@ def _only_compiled_right(compiled: float, expected: float, magnitude: float) -> 
     "`jnp.arange(size) < n`. The fixed shape plus the mask is what lets every batch reuse one compiled program.",
 )
 def test_pad_batch_layout(submission):
+    """Input classes the notebook promises (the calls of `pad_batch`):
+
+    - a list: ``isinstance(values, list)``
+    - a NumPy array: ``isinstance(values, np.ndarray)``
+    - a JAX array: ``isinstance(values, jax.Array)``
+    - one row: ``len(values) == 1``
+    - a full batch: ``len(values) == size``
+    - some padding: ``1 < len(values) < size``
+    """
+
     @VALUES
     @given(case=_batches())
     @example(case=(8, _FIVE))
@@ -279,6 +289,14 @@ def test_objective_preserved(submission):
     "and counting the True rows assumes they come first.",
 )
 def test_garbage_in_padding_ignored(submission):
+    """Input classes the notebook promises (the calls of `masked_score`):
+
+    - nan padding: ``bool(np.any(np.isnan(np.asarray(values)[~np.asarray(mask)])))``
+    - inf padding: ``bool(np.any(np.asarray(values)[~np.asarray(mask)] == np.inf))``
+    - -inf padding: ``bool(np.any(np.asarray(values)[~np.asarray(mask)] == -np.inf))``
+    - padding between real rows: ``bool(np.any(np.diff(np.asarray(mask).astype(int)) == 1))``
+    - no real row: ``not np.any(mask)``
+    """
     @VALUES
     @given(case=_garbage_batches())
     @example(case=(np.pad(_FIVE, (0, 3)), np.arange(8) < 5, [np.nan] * 5 + [np.nan, np.inf, -np.inf]))

@@ -110,6 +110,13 @@ def test_mean_matches_numpy(submission):
     "compares elements with `if`, which fails on tracers under jit.",
 )
 def test_max_matches_numpy(submission):
+    """Input classes the notebook promises (the calls of `choose_reduction`):
+
+    - a vector: ``np.ndim(values) == 1``
+    - a 2-d array: ``np.ndim(values) == 2``
+    - a 3-d array: ``np.ndim(values) == 3``
+    - every value negative: ``bool(np.all(np.asarray(values) < 0))``
+    """
     _check_mode(submission, "max")
 
 
@@ -135,9 +142,19 @@ def _normalised(mode) -> str:
     '`strip()` or `lower()`) and finish with `raise ValueError(...)` so a typo fails loudly.',
 )
 def test_unknown_mode_raises(submission):
-    """Input classes, each given as an example and drawn: a typo, a case change, another word, a
-    mode padded with whitespace on either side (`" max"`, `"sum\\n"`), the empty string, None, a
-    number, a bool."""
+    """Each asked of `choose` too (by keyword), and drawn besides.
+
+    Input classes the notebook promises (the calls of `choose_reduction`):
+
+    - a typo: ``mode == "typo"``
+    - a case change: ``isinstance(mode, str) and mode != mode.lower() and mode.lower() in ("sum", "mean", "max")``
+    - padded on the left: ``isinstance(mode, str) and mode != mode.lstrip() and mode.strip() in ("sum", "mean", "max")``
+    - padded on the right: ``isinstance(mode, str) and mode != mode.rstrip() and mode.strip() in ("sum", "mean", "max")``
+    - the empty string: ``mode == ""``
+    - None: ``mode is None``
+    - a number: ``isinstance(mode, (int, float)) and not isinstance(mode, bool)``
+    - a bool: ``isinstance(mode, bool)``
+    """
     values = jax.numpy.asarray(np.array([1.0, -2.0, 3.0], np.float32))
 
     @VALUES

@@ -12,7 +12,10 @@ one line naming the notebook, the cell and the fix:
 - ``release/`` is what ``nbgrader generate_assignment`` makes of ``source/`` now, and
   shows no solution, hidden test or grader line;
 - every assignment has sample submissions (correct, partial, empty) and a corpus of
-  submissions, ``tests/corpus/<a>/correct.py`` and wrong ones.
+  submissions, ``tests/corpus/<a>/correct.py`` and wrong ones;
+- the mutants of every reference were graded since the notebook, the property module or the kit
+  last changed, and every survivor is declared equivalent, with a reason
+  (:mod:`autograder.tools.mutants.record`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import nbformat
 from autograder.grading.cells import autograder_tests, nbgrader_of
 from autograder.grading.registry import MODULE_PREFIX
 from autograder.tools.errors import CycleError
+from autograder.tools.mutants import record as mutants_record
 from autograder.tools.repository import SAMPLE_KINDS
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
@@ -87,6 +91,7 @@ def check(root: Path, regenerate: bool = True) -> list[Problem]:
             problems += _grade_cells(layout, assignment, groups)
         problems += _release_hides(layout, assignment)
         problems += _examples(layout, assignment)
+        problems += [Problem(*found) for found in mutants_record.problems(layout.root, assignment)]
     if regenerate and both:
         problems += _release_in_sync(layout, both)
     return problems

@@ -6,6 +6,7 @@
     python -m autograder bench --distributed [--students N] [--cluster-workers 1,2,4] [--db-url URL]
     python -m autograder check [--repo DIR] [--quick]
     python -m autograder report ASSIGNMENT | --all [--course-dir DIR]   (in the course folder)
+    python -m autograder mutants ASSIGNMENT... | --all [--workers N] [--operator NAME]
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         help="the course's linter: grade cells against property modules, release/ in sync, samples and corpus",
         description="Check that every grade cell calls an existing group with that group's points, that every "
         "group has one grade cell, that release/ is what nbgrader makes of source/ and hides what it must, that "
-        "property modules import only autograder.kit, and that every assignment has samples and a corpus. "
+        "property modules import only autograder.kit, that every assignment has samples and a corpus, and that "
+        "its mutants were graded since it last changed with no survivor left undeclared. "
         "Prints one line per problem, naming the notebook, the cell and the fix; exits 1 if there is any.",
     )
     lint.add_argument("--repo", type=Path, default=REPO_ROOT, metavar="DIR",
@@ -118,12 +120,39 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--course-dir", type=Path, default=Path("."),
                      help="the course folder, holding nbgrader_config.py (default: the working folder)")
 
+    mut = commands.add_parser(
+        "mutants",
+        help="grade mutants of the reference solutions: every realistic mistake should lose points",
+        description="Write one mistake at a time into the source notebook's solution cells (generic operators: "
+        "comparisons, arithmetic, constants, slices, axes, dtypes, returns, refusals; and the course's own: drop a "
+        "jit, jit an inner function only, jit afresh on every call, make an argument static, a Python loop for a "
+        "structured one, a keyword for a position, a host read in a loop, a jit mapped leaf by leaf, a recursion "
+        "cut short, repeated sub-jaxprs counted once, an input tidied up instead of refused), grade each in a fresh "
+        "process with the property module, and report per operator how many lose points, with the diff of each "
+        "survivor. Records the run beside the property module for `check`; exits 1 if a survivor is not declared "
+        "equivalent in autograder/properties/<assignment>.equivalent.toml.",
+    )
+    mut.add_argument("assignments", nargs="*", metavar="ASSIGNMENT")
+    mut.add_argument("--all", action="store_true", dest="every", help="every assignment of the course")
+    mut.add_argument("--workers", type=int, default=None, metavar="N", help="mutants graded at once (default: one per core)")
+    mut.add_argument("--operator", action="append", dest="operators", metavar="NAME",
+                     help="only this operator (repeatable; the record is then not written)")
+    mut.add_argument("--repo", type=Path, default=REPO_ROOT, metavar="DIR", help="the course repository")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
             from autograder.tools import check
 
             return check.main(args.repo, regenerate=not args.quick)
+        if args.command == "mutants":
+            from autograder.grading.registry import assignments
+            from autograder.tools.mutants import run as mutants
+
+            if args.every == bool(args.assignments):
+                parser.error("mutants: give assignments or --all (one of the two)")
+            chosen = list(assignments()) if args.every else args.assignments
+            return mutants.run(chosen, args.repo.resolve(), args.workers, set(args.operators or ()) or None)
         if args.command == "report":
             if args.every and args.assignments:
                 parser.error("report: give assignments or --all, not both")
