@@ -770,7 +770,7 @@ def _declared_fails(path: Path) -> set[str]:
 def test_each_graded_goal_is_held_by_a_misconception_its_properties_kill():
     rows = _goal_rows()
     assert len(rows) >= 15, rows
-    for seed, goal, notebooks, graded, mutants in rows:
+    for seed, goal, notebooks, graded, mutants, _ in rows:
         if graded.startswith(("taught, not graded", "not taught")):
             assert mutants == "—", (goal, mutants)
             continue
@@ -784,6 +784,26 @@ def test_each_graded_goal_is_held_by_a_misconception_its_properties_kill():
             killed |= fails
         assert listed <= killed, (
             f"goal “{goal}”: {sorted(listed - killed)} fail for none of the misconceptions named ({mutants})")
+
+
+def test_each_graded_goal_names_a_mutant_of_the_reference_its_properties_kill():
+    """The last column: mutants of the reference (``python -m autograder mutants``) written with the
+    goal's misconception, each killed, in the record beside the property module, by a listed property
+    (``check`` holds the records to the notebook and the graders as they are now)."""
+    named = 0
+    for seed, goal, notebooks, graded, _, mutants in _goal_rows():
+        if graded.startswith(("taught, not graded", "not taught")) or mutants.startswith("—"):
+            assert not graded.startswith(("taught", "not taught")) or mutants == "—", (goal, mutants)
+            continue
+        listed = {n.strip(" `") for n in graded.split(",")}
+        for item in (m.strip(" `") for m in mutants.split(",")):
+            assignment, mutant = (part.strip() for part in item.split(":"))
+            record = json.loads((REPO / "autograder" / "properties" / f"{assignment}.mutants.json").read_text())
+            assert mutant in record["killed"], f"goal “{goal}”: {item} is not a killed mutant of the reference"
+            failed = {name.split("/")[-1] for name in record["killed"][mutant]["failed"]}
+            assert failed & listed, f"goal “{goal}”: {item} is killed by {sorted(failed)}, none of {sorted(listed)}"
+            named += 1
+    assert named >= 10, named
 
 
 # --- python tests/test_claims.py ASSIGNMENT [--json] -------------------------------------------
