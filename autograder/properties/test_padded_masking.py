@@ -137,9 +137,11 @@ def test_pad_batch_layout(submission):
     - a list: ``isinstance(values, list)``
     - a NumPy array: ``isinstance(values, np.ndarray)``
     - a JAX array: ``isinstance(values, jax.Array)``
+    - no row (all padding): ``len(values) == 0``
     - one row: ``len(values) == 1``
     - a full batch: ``len(values) == size``
     - some padding: ``1 < len(values) < size``
+    - a real row holding nan: ``bool(np.any(np.isnan(np.asarray(values, dtype=np.float32))))``
     """
 
     @VALUES
@@ -156,6 +158,10 @@ def test_pad_batch_layout(submission):
     # search already compiled, so they cost no compile).
     _check_layout(submission, [1, 2, 3], 4)
     _check_layout(submission, np.array([0.5, -1.5]), 8)
+    # An empty batch is all padding; a real row may hold nan: the mask says which rows are real
+    # from the length, never from what they hold.
+    _check_layout(submission, [], 4)
+    _check_layout(submission, np.array([1.0, np.nan, 2.0], np.float32), 8)
 
 
 def _check_layout(submission, given, size: int) -> None:
@@ -182,8 +188,8 @@ def _check_layout(submission, given, size: int) -> None:
             f"`pad_batch` returned padded values of shape {padded.shape}; they should have shape ({size},): "
             f"`size` rows whatever the number of values."
         )
-    if not np.array_equal(padded[:n], values):
-        if np.array_equal(padded[size - n :], values):
+    if not np.array_equal(padded[:n], values, equal_nan=True):
+        if np.array_equal(padded[size - n :], values, equal_nan=True):
             raise fail(
                 f"`pad_batch` put the {n} values at the end of padded (rows {size - n}..{size - 1}); "
                 f"they belong at the front (rows 0..{n - 1}), with the padding after them."

@@ -8,7 +8,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.kit import (
-    PropertyFailure, SignatureAudit, VALUES, close, first_failure, float32_values, prop, render,
+    CallRaised, PropertyFailure, SignatureAudit, TraceLog, VALUES, close, first_failure, float32_values, prop, render,
     scalar, signature_of,
 )
 
@@ -203,12 +203,27 @@ def test_values_only_no_retrace(submission):
 @prop(
     group="traces",
     points=1,
-    title="`choose` traces once per new (shape, dtype, mode) signature, and never for a repeat",
+    title="`choose` traces once per new (shape, dtype, mode) signature, a new mode included, and never for a repeat",
     hint="Count traces per signature, like the call ledger: a new shape or a new static mode traces once, "
-    "repeats do not. Distinct traces can never outnumber distinct signatures.",
+    "repeats do not. Distinct traces can never outnumber distinct signatures. `mode` is declared static "
+    "(`static_argnames`), so each mode is a program of its own: a mode turned into an index for `lax.switch` "
+    "puts every mode in one program, and the mode becomes runtime data.",
 )
 def test_traces_bounded_by_signatures(submission):
     audit = _audit(submission, fresh_length=31)
+    fresh = jax.device_put(np.linspace(-2.0, 2.0, 31, dtype=np.float32))
+    try:
+        with TraceLog() as log:
+            submission.call("choose", fresh, mode="mean")  # the audit met "sum" at this shape: a new static value
+    except CallRaised:
+        log = None  # a mode that raises under jit is judged by the value properties
+    if log is not None and not log.count:
+        raise PropertyFailure(
+            "`choose` did not trace for a mode it had never met at a shape it had: `mode` is not a static "
+            "argument, so one program serves every mode and the mode is runtime data. Part B asks for `mode` "
+            "declared static through `static_argnames`, a program per mode.",
+            example=render.call("choose", (fresh,), {"mode": "mean"}), got="0 traces", expected="1 trace",
+        )
 
     def check(sequence):
         for values, mode in sequence:
