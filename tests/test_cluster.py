@@ -154,7 +154,10 @@ def run_command(root: Path, address: str, *args: str, interrupt_after: int | Non
     """Run the command; with ``interrupt_after``, SIGINT once that many students are graded.
     Returns the exit code and the output lines."""
     proc = subprocess.Popen([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--scheduler", address,
-                             *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            # as from a terminal: a suite started in the background (`cmd &` in a script)
+                            # hands its children SIGINT ignored, and Python then never raises Ctrl-C
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines, graded = [], 0
     for line in proc.stdout:
         lines.append(line.rstrip("\n"))

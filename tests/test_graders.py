@@ -15,8 +15,10 @@ verdict was kept.
 from __future__ import annotations
 
 import ast
-import functools
+import multiprocessing
 import re
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -37,19 +39,63 @@ def judged(assignment: str, group: str, namespace: dict, notebook_memo: dict | N
     return session.finish()
 
 
-@functools.cache
-def _grade(path: Path):
-    """Grade one corpus file, once, the way a real grading does (the properties in the judge,
-    the code in the kernel's place): every test that judges a corpus file shares it."""
+@dataclass(frozen=True)
+class Verdict:
+    """What grading one corpus file gave: the properties that failed, the points of each grade
+    cell, the feedback's text, and what the file declares."""
+
+    failed: frozenset
+    earned: dict
+    text: str
+    declared: dict
+
+
+def grade_file(path: str) -> Verdict:
+    """Grade one corpus file the way a real grading does (the properties in the judge, the code
+    in the kernel's place). Runs in a worker process of :func:`_verdict`'s pool."""
     submission = from_python(path)
-    assignment = path.parent.name
-    return submission, [judged(assignment, group, submission.namespace, submission.notebook_memo)
-                        for group in group_points(assignment)]
+    assignment = Path(path).parent.name
+    reports = [judged(assignment, group, submission.namespace, submission.notebook_memo)
+               for group in group_points(assignment)]
+    declared = {k: submission.namespace[k] for k in ("FAILS", "SCORE", "MESSAGE", "TEACHER", "REVIEW")
+                if k in submission.namespace}
+    return Verdict(frozenset(r.prop.name for report in reports for r in report.results if not r.passed),
+                   {f"test_{report.group}": report.earned for report in reports},
+                   "\n".join(render(report) for report in reports), declared)
+
+
+#: Two worker processes (the machine's cores) grade the corpus, an assignment ahead of the tests
+#: that read it; each file once, every test that judges it shares the verdict. Fresh interpreters
+#: (spawn): this process has JAX's threads running, which a fork would copy half-way.
+_POOL: list = []
+_SUBMITTED: dict[Path, Future] = {}
+
+
+def _verdict(path: Path) -> Verdict:
+    if not _POOL:
+        _POOL.append(ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")))
+    assignments_ = sorted({p.parent.name for p in CASES})
+    at = assignments_.index(path.parent.name)
+    for assignment in assignments_[at:at + 2]:  # this one and the next, graded while this one is read
+        for case in (c for c in CASES if c.parent.name == assignment and c not in _SUBMITTED):
+            _SUBMITTED[case] = _POOL[0].submit(grade_file, str(case))
+    return _SUBMITTED[path].result()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _pool_closed():
+    yield
+    if _POOL:
+        _POOL.pop().shutdown(cancel_futures=True)
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_submission_loses_exactly_what_it_breaks(path):
-    assert_as_declared(*_grade(path))
+    verdict = _verdict(path)
+    assert verdict.failed == verdict.declared["FAILS"]
+    assert sum(verdict.earned.values()) == verdict.declared["SCORE"]
+    if "MESSAGE" in verdict.declared:
+        assert re.search(verdict.declared["MESSAGE"], verdict.text), verdict.text
 
 
 def _beside_the_code() -> list[Path]:
@@ -87,10 +133,10 @@ STUDENTS = sorted(CORPUS.glob("*/student_*.py"))
 @pytest.mark.parametrize("path", STUDENTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_independent_students_get_the_teachers_points(path):
     """Each graded cell earns what the independent teacher gave, or a review says why not."""
-    submission, reports = _grade(path)
-    earned = {f"test_{report.group}": report.earned for report in reports}
-    teacher = {cell: float(points) for cell, points in submission.namespace["TEACHER"].items()}
-    if "REVIEW" in submission.namespace:
+    verdict = _verdict(path)
+    earned = verdict.earned
+    teacher = {cell: float(points) for cell, points in verdict.declared["TEACHER"].items()}
+    if "REVIEW" in verdict.declared:
         assert earned != teacher, "the grade now matches the teacher: drop the REVIEW"
     else:
         assert earned == teacher

@@ -156,6 +156,7 @@ def test_a_kernel_that_hangs_up_mid_check_costs_only_the_checks_after(tmp_path):
     assert kernel.request()["op"] == "tampered"  # asked before the group
     kernel.send({"tampered": []})
     assert kernel.request()["op"] == "budget"  # the first property starts
+    kernel.stream.close()  # the file holds the socket open: close both, as a dying kernel's would be
     kernel.connection.close()
     report = session.finish()
     assert report.earned == 0

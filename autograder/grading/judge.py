@@ -94,6 +94,9 @@ class Channel:
         except OSError as error:
             self.close()
             raise KernelGone(f"its connection failed: {error.strerror or error}") from None
+        except ValueError:  # the stream closed under the read: the cell ended while the judge still waited
+            self.close()
+            raise KernelGone("the grade cell ended before the kernel answered") from None
         if not line:
             self.close()
             raise KernelGone("it closed the connection")
