@@ -80,8 +80,8 @@ def test_a_survivor_fails_the_run_and_the_check_until_it_is_declared(course):
                           capture_output=True, text=True, timeout=900)
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr
-    assert "SURVIVES choose/constant#0: the string `'max'` becomes `''`" in out, out
-    assert "-spare = 'max'\n+spare = ''" in out
+    assert "SURVIVES choose/constant#1: the string `'max'` becomes `''`" in out, out
+    assert "-spare = 'max'" in out and "+spare = ''" in out  # the survivor's diff
     assert out.count("SURVIVES") == 1, out
     record = json.loads((course / "autograder" / "properties" / f"{A}.mutants.json").read_text())
     ops = record["operators"]
@@ -91,20 +91,20 @@ def test_a_survivor_fails_the_run_and_the_check_until_it_is_declared(course):
     assert normalised and all(any(f.startswith("errors/") for f in record["killed"][k]["failed"]) for k in normalised)
 
     assert _mutant_problems(course) == [
-        f"autograder/properties/{A}.mutants.json: mutant choose/constant#0 (the string `'max'` becomes `''`, line 4) "
+        f"autograder/properties/{A}.mutants.json: mutant choose/constant#1 (the string `'max'` becomes `''`, line 4) "
         f"keeps every point; make a property fail for it, or declare it in autograder/properties/{A}.equivalent.toml "
         "with the reason it is the same program"
     ]
     equivalent = course / "autograder" / "properties" / f"{A}.equivalent.toml"
-    equivalent.write_text('"choose/constant#0" = "`spare` is read by nothing"\n')
+    equivalent.write_text('"choose/constant#1" = "`spare` is read by nothing"\n')
     assert _mutant_problems(course) == []
 
-    equivalent.write_text('"choose/constant#0" = "`spare` is read by nothing"\n"choose/drop_jit#0" = "it is not"\n')
+    equivalent.write_text('"choose/constant#1" = "`spare` is read by nothing"\n"choose/drop_jit#0" = "it is not"\n')
     assert _mutant_problems(course) == [
         f"autograder/properties/{A}.equivalent.toml: choose/drop_jit#0 is declared equivalent but is killed now; "
         "remove the line"
     ]
-    equivalent.write_text('"choose/constant#0" = ""\n')
+    equivalent.write_text('"choose/constant#1" = ""\n')
     assert "give each equivalent mutant a one-line reason" in _mutant_problems(course)[0]
 
     _edit_choose(course, lambda text: text.replace("spare = 'max'", "spare = 'sum'"))
