@@ -207,6 +207,18 @@ except Exception as e:
 result = [_r.calls, list(map(float, _host)), _empty]
 """,
     },
+    "ledger_extension": {
+        "call_forms": """
+_x11 = jnp.arange(11.0)
+_forms = [lambda: compiled_square_sum(_x11, 2.0), lambda: compiled_square_sum(_x11, scale=2.0),
+          lambda: compiled_square_sum(_x11, jnp.float32(2.0)), lambda: compiled_square_sum(_x11, 3.0)]
+result = []
+for _call in _forms:
+    _before = trace_log["count"]
+    _call()
+    result.append(trace_log["count"] - _before)
+""",
+    },
     "padded_masking": {
         "inf": "result = float(jnp.float32(0.0) * jnp.inf)",
         "grad_inf": """
@@ -595,6 +607,8 @@ def _ledger_extension_claims():
         Claim(a, "Watch which rows move it.", rows),
         Claim(a, "The next call at that signature compiles (slowly) but does not trace again; a cached call does neither.", phases),
         Claim(a, "Any direct call of the jitted function, or `jax.clear_caches()`, changes what the next call does.", phases),
+        Claim(a, "a converted scale or a keyword argument is another signature and the row would describe another call.",
+              lambda run: _eq(run.probe("call_forms"), [1, 1, 1, 0])),
         Claim(a, "the same number in the other form is a new signature, so the call traces at a shape and dtype it has seen.",
               lambda run: _eq(run.output('("trace only: compiled_norm.trace(fresh)"').splitlines()[-1],
                               "traces for a weak, then a strong scale: 2")),

@@ -210,7 +210,8 @@ def test_rows_record_results(submission):
             )
         if not _same_number(returned[0], result):
             raise PropertyFailure(
-                "`observed_call` should return the call's result (the number in the row's `result`), as Part A asks.",
+                "`observed_call` should return the call's result as a Python float (the number in the row's "
+                "`result`), as Part A asks.",
                 example=text, got=render.kind(returned[0]), expected=repr(result),
             )
 
@@ -218,14 +219,8 @@ def test_rows_record_results(submission):
 
 
 def _same_number(returned, result: float) -> bool:
-    """What `observed_call` returned is the row's result: a Python float, or the 0-d array it was read from."""
-    if isinstance(returned, (bool, str, bytes)) or returned is None:
-        return False
-    try:
-        array = np.asarray(returned)
-    except Exception:  # noqa: BLE001 - a student's result may be anything
-        return False
-    return array.shape == () and np.issubdtype(array.dtype, np.number) and float(array) == result
+    """What `observed_call` returned is the row's result, as a Python float (Part A's contract)."""
+    return isinstance(returned, float) and returned == result
 
 
 @dataclass(frozen=True)
@@ -239,18 +234,27 @@ class _Observation:
     since: int | None  # ... since the end of the previous judged call of this scenario
     story: str  # the steps so far, in plain words
     logged: object  # the notebook's `trace_log["count"]` after the call (None without one)
+    expected: bool | None  # whether the call as given traces: known after a cleared cache, else None
 
 
 def _run(submission, steps, seen: list, raised: list) -> None:
     story: list[str] = []
+    # After the cache is cleared the grader knows every call made since, so it knows whether
+    # `compiled_square_sum(x, scale)`, made as given, traces: at a signature not met since.
+    met: set | None = None
     with TraceLog() as everything:
         mark, previous = None, None
         for index, step in enumerate(steps):
             if step[0] == "clear":
                 clear_cache_of(submission.get("compiled_square_sum"))
                 story.append("the program's cache cleared (`compiled_square_sum.clear_cache()`)")
+                met = set()
                 continue
             kind, values, form, scale = step
+            signature = (*_signature(values), form)
+            expected = None if met is None else signature not in met
+            if met is not None:
+                met.add(signature)
             scale = _SCALE_FORMS[form](scale)
             try:
                 if kind in ("outside", "trace only"):
@@ -265,12 +269,12 @@ def _run(submission, steps, seen: list, raised: list) -> None:
             except CallRaised as failure:
                 raised.append(failure)
                 story.append(f"{failure.example} raised")
-                mark = previous = None  # what that call did to the count is unknown: start again
+                mark = previous = met = None  # what that call did to the count is unknown: start again
                 continue
             story.append(f"{text} (scale as {form})")
             seen.append(_Observation(row["traced"], row["trace_count"], previous, traces,
                                      None if mark is None else everything.count - mark, "; then ".join(story[-4:]),
-                                     _logged(submission)))
+                                     _logged(submission), expected))
             mark, previous = everything.count, row["trace_count"]
 
 
@@ -384,6 +388,18 @@ def test_trace_count_consistent(submission):
 def test_ledger_matches_jax_events(submission):
     _ledger(submission)
     for seen in _observations(submission):
+        if seen.expected is not None and (seen.traces > 0) != seen.expected:
+            raise PropertyFailure(
+                "`observed_call` did not make the call it was given: `compiled_square_sum(x, scale)` "
+                + ("traces here, at a signature the program has not met since its cache was cleared"
+                   if seen.expected else "reuses the program already traced here")
+                + f", but JAX traced {seen.traces} time(s) during `observed_call`. The ledger must record the "
+                "call as given: a scale cast to another type, or passed by keyword, is another signature, "
+                "so its row describes a different call.",
+                example=seen.story,
+                got=f"{seen.traces} trace(s) during the call",
+                expected="a trace" if seen.expected else "no trace",
+            )
         if _flag({"traced": seen.traced}, seen.story) != (seen.traces > 0):
             raise PropertyFailure(
                 "The row's `traced` disagrees with JAX: "
@@ -438,12 +454,22 @@ def test_sixteen_element_row(submission):
         raise PropertyFailure(f"The sixteen-element row is missing keys: {', '.join(missing)}.")
     index = next(i for i, candidate in enumerate(rows) if candidate is row)
     before = rows[index - 1].get("trace_count") if index else None
+    after = rows[index + 1] if index + 1 < len(rows) else {}
     count = row["trace_count"]
     if _is_int(before) and _is_int(count) and count < before:
         raise PropertyFailure(
             "The sixteen-element row does not continue the ledger: its `trace_count` is lower than the row "
             "before it, as if it were written by hand rather than appended by `observed_call`.",
             got=f"trace_count {before} on the row before, then {count}",
+            expected="the row that `observed_call` appends",
+        )
+    if after.get("traced") is True and _is_int(after.get("trace_count")) and _is_int(count) \
+            and after["trace_count"] <= count:
+        raise PropertyFailure(
+            "The sixteen-element row was not counted by `trace_log`: the next row traced, yet its `trace_count` "
+            "did not grow past the sixteen-element row's, as if that row were typed in rather than observed. "
+            "Predict the row first, then make the call with `observed_call` and compare.",
+            got=f"trace_count {count} on the sixteen-element row, then {after['trace_count']} on a row that traced",
             expected="the row that `observed_call` appends",
         )
 

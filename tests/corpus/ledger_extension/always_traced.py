@@ -26,7 +26,7 @@ def observed_call(label, x, scale):
     result = compiled_square_sum(x, scale)
     call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
                       "traced": True, "trace_count": len(call_rows) + 1, "result": float(result)})
-    return result
+    return float(result)
 
 
 observed_call("new length sixteen", jax.device_put(np.arange(16, dtype=np.float32)), 1.0)

@@ -32,7 +32,7 @@ def observed_call(label, x, scale):
             "result": float(result),
         }
     )
-    return result
+    return float(result)
 
 
 observed_call("new length sixteen", jax.device_put(np.arange(16, dtype=np.float32)), 1.0)

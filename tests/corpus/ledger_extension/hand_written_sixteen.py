@@ -24,7 +24,7 @@ def observed_call(label, x, scale):
     result = compiled_square_sum(x, scale)
     call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
                       "traced": trace_log["count"] > before, "trace_count": trace_log["count"], "result": float(result)})
-    return result
+    return float(result)
 
 
 observed_call("first", jax.device_put(np.arange(8, dtype=np.float32)), 1.0)

@@ -35,7 +35,7 @@ def observed_call(label, x, scale):
         jax.monitoring.unregister_event_duration_listener(listen)
     values = (label, tuple(x.shape), x.dtype.name, {}, bool(events), trace_log["count"], float(result))
     call_rows.append(dict(zip(_KEYS, values)))
-    return result
+    return float(result)
 
 
 observed_call("new length sixteen", jnp.arange(16, dtype=jnp.float32), 1.0)

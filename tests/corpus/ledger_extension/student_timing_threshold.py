@@ -1,4 +1,4 @@
-"""Decides "traced" from wall-clock time (a call slower than 10 ms "must have compiled") and keeps
+"""Decides "traced" from wall-clock time (a call slower than 20 ms "must have compiled") and keeps
 its own running tally of traces instead of reading trace_log after the call. Both are guesses the
 notebook warns against; shape, dtype and result are recorded correctly.
 """
@@ -136,7 +136,7 @@ def observed_call(label, x, scale):
     start = time.perf_counter()
     result = float(compiled_square_sum(x, scale))
     elapsed = time.perf_counter() - start
-    traced = elapsed > 0.01          # compiling takes much longer than running
+    traced = elapsed > 0.02          # compiling takes much longer than running
     _my_trace_tally += int(traced)
     call_rows.append({
         "label": label,

@@ -1,0 +1,143 @@
+"""Gus Lindqvist: rolled is a lax.scan with unroll=True 'so XLA can fuse it'. WRONG: unroll=True puts every step's body in the compiled program (unroll param = steps at 40 steps), which the text counts as unrolled; the visible check only counts equations, so it passes."""
+
+# Teacher's split per graded cell:
+#   test_rolled (2): same values as the loop (float64 reference, rtol 1e-4 / atol 1e-5) for a float32 x of
+#     ANY shape (0-d, 1-d, n-d) and any int steps >= 0, float32, shape of x; rolled is jitted; the jaxpr
+#     (counted recursively) does not grow with steps and holds the loop as one scan/while equation at few
+#     and at many steps; scan's unroll is a small fixed k (not True, not >= steps at 40 steps).
+#   test_counting (2): recursive count == every equation at every level (nested jit, scan, while
+#     cond_jaxpr+body_jaxpr, cond branches tuple), each occurrence counted (no dedup), a Python int.
+#   test_pytree (2): same float32 numbers as quantise (jnp.round: half to even) on any pytree, same
+#     containers/keys; one jitted function built once: one compile per fresh tree (2 or 6 leaves), no
+#     compile for a new scale on the same shapes.
+
+TEACHER = {'test_rolled': 0, 'test_counting': 2, 'test_pytree': 2}
+WHY = {'test_rolled': 'scan(unroll=True): the scan equation reads unroll=40 at 40 steps, counted as unrolled by the text.'}
+
+
+# Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
+FAILS = {'rolled_jaxpr_does_not_grow'}
+SCORE = 5
+REVIEW = "test_rolled: the teacher took the cell's two points for its one mistake; the properties give a point to each half of the cell, and this submission breaks only `rolled_jaxpr_does_not_grow` (1 left)."
+
+# %% cell 1 [imports]
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.extend.core import ClosedJaxpr, Jaxpr
+
+# %% cell 4 [slow_functions]
+@functools.partial(jax.jit, static_argnames="steps")
+def unrolled(x, steps):
+    """Apply x -> 0.5 * x + sin(x) `steps` times, with a Python loop."""
+    for _ in range(steps):
+        x = 0.5 * x + jnp.sin(x)
+    return x
+
+
+def quantise(tree, scale):
+    """Round every leaf of `tree` to a multiple of `scale`, eagerly, one operation at a time."""
+    return jax.tree.map(lambda x: jnp.round(x / scale) * scale, tree)
+
+# %% cell 6 [worked_example]
+x = jnp.array([0.5, 1.0, 2.0], dtype=jnp.float32)
+
+three = jax.make_jaxpr(unrolled, static_argnums=1)(x, 3)
+print(three)
+
+thirty = jax.make_jaxpr(unrolled, static_argnums=1)(x, 30)
+for label, closed in (("3 steps", three), ("30 steps", thirty)):
+    inner = closed.jaxpr.eqns[0].params["jaxpr"]  # the jit equation's sub-jaxpr
+    print(f"{label}: {len(closed.jaxpr.eqns)} top-level equation, {len(inner.eqns)} inside the jit")
+
+# %% cell 8 [eager_map_jaxpr]
+params = {"w": jnp.ones((4, 3)), "b": jnp.ones(3), "gain": jnp.ones(())}
+print(jax.make_jaxpr(quantise)(params, 0.5))
+
+# %% cell 10 [rolled]
+def _body(v, _):
+    return 0.5 * v + jnp.sin(v), None
+
+
+@functools.partial(jax.jit, static_argnames="steps")
+def rolled(x, steps):
+    # unroll=True so that XLA can fuse the whole loop for speed
+    out, _ = lax.scan(_body, x, None, length=steps, unroll=True)
+    return out
+
+# %% cell 11 [check_rolled]
+# Self-check: a few quick examples. The graded cell below runs hidden checks on many more.
+x = jnp.array([0.5, 1.0, 2.0], dtype=jnp.float32)
+for steps in (0, 1, 3, 30):
+    got, want = np.asarray(rolled(x, steps)), np.asarray(unrolled(x, steps))
+    assert got.shape == x.shape and got.dtype == np.float32, f"{steps} steps: returned {got.dtype}{got.shape}"
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-6), f"{steps} steps: rolled gives {got}, the loop {want}"
+
+def inner_equations(closed):
+    """Equations under the top-level jit equation (enough for this check; Part B counts everything)."""
+    return sum(len(sub.jaxpr.eqns) for eqn in closed.jaxpr.eqns for sub in [eqn.params.get("jaxpr")] if sub)
+
+few = inner_equations(jax.make_jaxpr(lambda v: rolled(v, 3))(x))
+many = inner_equations(jax.make_jaxpr(lambda v: rolled(v, 30))(x))
+assert many <= few, f"rolled's jaxpr grows: {few} equations inside its jit at 3 steps, {many} at 30"
+
+# %% cell 14 [count_equations]
+def _jaxprs_in(value):
+    """Yield the (open) jaxprs held in one parameter value."""
+    if isinstance(value, ClosedJaxpr):
+        yield value.jaxpr
+    elif isinstance(value, Jaxpr):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _jaxprs_in(v)
+
+
+def _count(jaxpr):
+    total = 0
+    for eqn in jaxpr.eqns:
+        total += 1
+        for value in eqn.params.values():
+            for sub in _jaxprs_in(value):
+                total += _count(sub)
+    return total
+
+
+def count_equations(fn, *args):
+    return int(_count(jax.make_jaxpr(fn)(*args).jaxpr))
+
+# %% cell 15 [check_count]
+# Self-check: a few quick examples. The graded cell below runs hidden checks on many more.
+x = jnp.array([0.5, 1.0, 2.0], dtype=jnp.float32)
+assert count_equations(lambda v: v, x) == 0, "a function that returns its input has no equations"
+assert count_equations(lambda v: jnp.sin(v) * 2.0, x) == 2, "sin, then mul: two equations"
+got = count_equations(lambda v: unrolled(v, 3), x)
+assert got == 10, f"unrolled at 3 steps: one jit equation holding 9, so 10; got {got}"
+got = count_equations(lambda v, w: jax.jit(jnp.cos)(v + w), x, x)
+assert got == 3, f"add, then a jit equation holding one cos: 3; got {got}"
+assert isinstance(count_equations(jnp.sin, x), int), "return a Python int"
+
+# %% cell 18 [quantise_jitted]
+@jax.jit
+def _quantise_leaves(leaves, scale):
+    return [jnp.round(leaf / scale) * scale for leaf in leaves]
+
+
+def quantise_jitted(tree, scale):
+    leaves, treedef = jax.tree.flatten(tree)
+    return jax.tree.unflatten(treedef, _quantise_leaves(leaves, scale))
+
+# %% cell 19 [check_quantise]
+# Self-check: a few quick examples. The graded cell below runs hidden checks on many more.
+params = {"w": jnp.array([[0.26, -0.74], [1.6, 2.4]]), "b": [jnp.array([0.1, -0.3, 0.9])]}
+got, want = quantise_jitted(params, 0.5), quantise(params, 0.5)
+assert jax.tree.structure(got) == jax.tree.structure(params), f"the tree changed shape: {jax.tree.structure(got)}"
+for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+    assert np.array_equal(np.asarray(g), np.asarray(w)), f"got {g}, quantise gives {w}"
+staged = jax.make_jaxpr(quantise_jitted)(params, 0.5)
+assert len(staged.jaxpr.eqns) == 1 and staged.jaxpr.eqns[0].primitive.name == "jit", (
+    "make_jaxpr of quantise_jitted should show one jit equation: the whole tree in one jitted call"
+)
