@@ -251,7 +251,7 @@ result = [float(jnp.round(jnp.float32(0.25) / 0.5)), float(jnp.round(jnp.float32
         "quantise_jaxpr": """
 _eqns = jax.make_jaxpr(quantise)({"w": jnp.ones((4, 3)), "b": jnp.ones(3), "gain": jnp.ones(())}, 0.5).jaxpr.eqns
 _names = [e.params.get("name") if e.primitive.name == "jit" else e.primitive.name for e in _eqns]
-result = [_names.count("div"), _names.count("round"), _names.count("mul")]
+result = [_names.count("div"), _names.count("round"), _names.count("mul"), _names.count("convert_element_type")]
 """,
     },
     "cache_misses": {
@@ -462,7 +462,9 @@ def _loops_claims():
     return [
         Claim(a, "Three equations per step (`mul`, `sin`, `add`): 9 at 3 steps, 90 at 30 steps.", counts),
         Claim(a, "Notice what a *top-level* count says about a jitted function: always 1.", counts),
-        Claim(a, "it shows one `div`, `round` and `mul` per leaf", lambda run: _eq(run.probe("quantise_jaxpr"), [3, 3, 3])),
+        Claim(a, "it shows one `div`, `round` and `mul` per leaf", lambda run: _eq(run.probe("quantise_jaxpr")[:3], [3, 3, 3])),
+        Claim(a, "beside a `convert_element_type` of a Python-float `scale` before each",
+              lambda run: _eq(run.probe("quantise_jaxpr")[3], 6)),
         Claim(a, "So `count_equations(unrolled_3, x)` for `unrolled_3 = lambda v: unrolled(v, 3)` is 1 + 9 = 10.",
               lambda run: _eq(run.probe("count10"), 10)),
         Claim(a, "`fori_loop` with a traced bound becomes a `while` loop, and `jax.grad` through it raises `ValueError`", grad),
