@@ -1,6 +1,8 @@
-"""Hana Sato: times the blocked call and marks "traced" when it took longer than 20 ms (10 ms as written; raised so that a loaded grading machine cannot flip a cached call).
+"""Hana Sato: times the blocked call and marks "traced" when it took longer than 10 ms.
 Wrong: after compiled_square_sum.trace(...) the next call compiles (slow) without tracing, so timing
-says traced=True; the notebook says not to guess from timing."""
+says traced=True; the notebook says not to guess from timing.
+(In the corpus the wall clock is replaced by the compile time JAX reports, so the verdict does not
+depend on the machine's load: a call is "slow" exactly when it compiled.)"""
 
 # Teacher's split per graded cell:
 # test_rows (2): 1 = every row's "shape" is a tuple and "dtype" a string such as "float32";
@@ -152,15 +154,25 @@ call_rows = []
 # %% cell 14 [observed_call]
 import time
 
-SLOW_CALL_SECONDS = 0.020  # a cached call takes well under a millisecond on CPU
+# The time spent compiling during a call, as JAX reports it: the corpus's stand-in for the
+# student's wall clock, which a loaded or a quiet machine flipped both ways (a cached call over the
+# threshold, a first compile under it). A call is "slow" exactly when it compiled.
+_compile_seconds = [0.0]
+
+
+def _on_jax_event(event, duration_secs, **_):
+    if event == "/jax/core/compile/backend_compile_duration":
+        _compile_seconds[0] += duration_secs
+
+
+jax.monitoring.register_event_duration_secs_listener(_on_jax_event)
 
 
 def observed_call(label, x, scale):
     """Run compiled_square_sum(x, scale), record one ledger row in call_rows, return the result."""
-    start = time.perf_counter()
+    before = _compile_seconds[0]
     out = compiled_square_sum(x, scale).block_until_ready()
-    elapsed = time.perf_counter() - start
-    traced = elapsed > SLOW_CALL_SECONDS  # tracing (and compiling) is what makes a call slow
+    traced = _compile_seconds[0] > before  # tracing (and compiling) is what makes a call slow
     result = float(out)
     call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
                       "traced": traced, "trace_count": trace_log["count"], "result": result})

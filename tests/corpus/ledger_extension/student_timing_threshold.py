@@ -1,7 +1,9 @@
-"""Decides "traced" from wall-clock time (a call slower than 20 ms "must have compiled") and keeps
+"""Decides "traced" from wall-clock time (a call slower than 10 ms "must have compiled") and keeps
 its own running tally of traces instead of reading trace_log after the call. Both are guesses the
 notebook warns against; shape, dtype and result are recorded correctly.
-"""
+
+(In the corpus the wall clock is replaced by the compile time JAX reports, so the verdict does not
+depend on the machine's load: a call is "slow" exactly when it compiled.)"""
 
 
 TEACHER = {'test_rows': 2, 'test_traces': 0, 'test_sixteen': 1}
@@ -130,13 +132,25 @@ import time
 
 _my_trace_tally = 0
 
+# The time spent compiling during a call, as JAX reports it: the corpus's stand-in for the
+# student's wall clock, which a loaded or a quiet machine flipped both ways (a cached call over the
+# threshold, a first compile under it). A call is "slow" exactly when it compiled.
+_compile_seconds = [0.0]
+
+
+def _on_jax_event(event, duration_secs, **_):
+    if event == "/jax/core/compile/backend_compile_duration":
+        _compile_seconds[0] += duration_secs
+
+
+jax.monitoring.register_event_duration_secs_listener(_on_jax_event)
+
 def observed_call(label, x, scale):
     """Run compiled_square_sum(x, scale), record one ledger row in call_rows, return the result."""
     global _my_trace_tally
-    start = time.perf_counter()
+    before = _compile_seconds[0]
     result = float(compiled_square_sum(x, scale))
-    elapsed = time.perf_counter() - start
-    traced = elapsed > 0.02          # compiling takes much longer than running
+    traced = _compile_seconds[0] > before          # compiling takes much longer than running
     _my_trace_tally += int(traced)
     call_rows.append({
         "label": label,

@@ -1,6 +1,8 @@
-"""Decides `traced` by timing: a call slower than 20 ms must have traced. On CPU a trace plus a
+"""Decides `traced` by timing: a call slower than 5 ms must have traced. On CPU a trace plus a
 compile is slow and a cached call fast, so this mostly agrees, but a compile without a trace
-(after `compiled_square_sum.trace(...)`) is slow too, and timing says nothing about tracing."""
+(after `compiled_square_sum.trace(...)`) is slow too, and timing says nothing about tracing.
+(The wall clock is replaced by the compile time JAX reports, so the verdict does not depend on
+the machine's load: a call is "slow" exactly when it compiled.)"""
 import time
 
 import jax
@@ -21,11 +23,24 @@ def scaled_square_sum(x, scale):
 compiled_square_sum = jax.jit(scaled_square_sum)
 call_rows = []
 
+# The time spent compiling during a call, as JAX reports it: the corpus's stand-in for the
+# student's wall clock, which a loaded or a quiet machine flipped both ways (a cached call over the
+# threshold, a first compile under it). A call is "slow" exactly when it compiled.
+_compile_seconds = [0.0]
+
+
+def _on_jax_event(event, duration_secs, **_):
+    if event == "/jax/core/compile/backend_compile_duration":
+        _compile_seconds[0] += duration_secs
+
+
+jax.monitoring.register_event_duration_secs_listener(_on_jax_event)
+
 
 def observed_call(label, x, scale):
-    start = time.perf_counter()
+    before = _compile_seconds[0]
     result = float(compiled_square_sum(x, scale))
-    traced = time.perf_counter() - start > 0.02  # 20 ms: a loaded grader must not flip a cached call
+    traced = _compile_seconds[0] > before  # slow: it compiled
     call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
                       "traced": traced, "trace_count": trace_log["count"], "result": result})
     return result
