@@ -206,6 +206,22 @@ except Exception as e:
     _empty = type(e).__name__
 result = [_r.calls, list(map(float, _host)), _empty]
 """,
+        "stack_once": """
+_kept = [jnp.float32(i) for i in range(23)]
+with PhaseWatch() as _w:
+    jnp.stack(_kept)
+    jnp.stack(_kept)
+result = _w.traces
+""",
+        "context_key": """
+_c = jnp.ones(5)
+halver(_c, 2.0)
+with PhaseWatch() as _w:
+    halver(_c, 2.0)
+    with jax.default_matmul_precision("highest"):
+        halver(_c, 2.0)
+result = _w.traces
+""",
     },
     "ledger_extension": {
         "call_forms": """
@@ -225,6 +241,10 @@ for _call in _forms:
 _rows_inf = jnp.array([2.0, 3.0, jnp.inf])
 result = float(jax.grad(lambda t: jnp.sum(jnp.where(keep, (t * _rows_inf) ** 2, 0.0)))(1.0))
 """,
+        "grad_plus": """
+result = [float(jax.grad(lambda t: jnp.sum(jnp.where(keep, t + rows, 0.0)))(1.0)),
+          float(jax.grad(lambda t: jnp.sum(jnp.where(keep, t + _rows_inf, 0.0)))(1.0))]
+""",
     },
     "loops": {
         "count10": "result = count_equations(lambda v: unrolled(v, 3), x)",
@@ -243,6 +263,24 @@ result = [_dynamic, str(jax.make_jaxpr(lambda v: rolled(v, 3))(x)).count("while[
         "while_loop": """
 _w = jax.make_jaxpr(lambda v: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, v)))(x)
 result = [e.primitive.name for e in _w.jaxpr.eqns]
+""",
+        "rounding_window": """
+# eager quantise against the jitted one, where they differ: how far is the quotient from a half,
+# in float32 units in its last place, and in absolute terms for the graders' inputs and larger ones
+_rng = np.random.default_rng(0)
+_ulps, _far = [], {}
+for _bound in (100.0, 1e4):
+    _far[_bound] = 0.0
+    for _scale in (0.1, 0.3, 3.0):
+        _x = _rng.uniform(-_bound, _bound, 200_000).astype(np.float32)
+        _eager = np.asarray(quantise({"w": jnp.asarray(_x)}, _scale)["w"])
+        _jitted = np.asarray(quantise_jitted({"w": jnp.asarray(_x)}, _scale)["w"])
+        _q = _x.astype(np.float64) / np.float64(np.float32(_scale))
+        _d = np.abs(np.abs(_q - np.floor(_q)) - 0.5)[_eager != _jitted]
+        _u = np.spacing(np.abs(_q).astype(np.float32)).astype(np.float64)[_eager != _jitted]
+        _ulps.extend((_d / _u).tolist())
+        _far[_bound] = max([_far[_bound], *_d.tolist()])
+result = [len(_ulps) > 0, max(_ulps), _far[100.0], _far[1e4]]
 """,
         "round": """
 result = [float(jnp.round(jnp.float32(0.25) / 0.5)), float(jnp.round(jnp.float32(0.75) / 0.5)),
@@ -319,6 +357,18 @@ try:
 except Exception as e:
     result = type(e).__name__
 """,
+        "branches_not_counted": """
+_v4 = jnp.arange(4.0)
+_jitted_halve = jax.jit(halve_if_large)
+with TraceWatch() as _w:
+    _jitted_halve(_v4, 1.0)
+result = _w.names
+""",
+        "gain_edges": """
+_tiny = 1.00000001
+result = [float(broken_branch(x8, float("nan"))), float(repaired(x8, float("nan"))),
+          float(broken_branch(x8, _tiny)), float(repaired(x8, _tiny)), float(repaired(x8, 1.0000001))]
+""",
         "blend_nan": """
 _big = jnp.array([1e20, 1e20], dtype=jnp.float32)
 def _blend(v, gain):
@@ -338,6 +388,17 @@ with TraceWatch() as _w:
 result = _w.count
 """,
         "weak_arrays": "result = [jnp.full(3, 0.).weak_type, jnp.zeros(3, jnp.float32).weak_type]",
+        "string_refused": """
+_ran = []
+def _reduce(values, mode):
+    _ran.append(mode)
+    return jnp.sum(values) if mode == "sum" else jnp.mean(values)
+try:
+    jax.jit(_reduce)(jnp.ones(3), "sum")
+    result = "accepted"
+except TypeError as e:
+    result = ["TypeError", len(_ran)]
+""",
     },
 }
 
@@ -363,6 +424,10 @@ def _host_sync_claims():
         out = run.output("halver.trace(v7, 2.0)")
         assert "traces=[] compiles=['jit(halve)']" in out, out
 
+    def step_traces_nothing(run):
+        reads(run)
+        _eq(run.probe("stack_once"), ["stack"])
+
     def rewrap(run):
         assert run.probe("rewrap") == [1, 3], f"jit(step) made 3 times traced, a fresh lambda 3 times traced: {run.probe('rewrap')}"
 
@@ -373,6 +438,10 @@ def _host_sync_claims():
         Claim(a, "after a `.trace(...)` at the same signature it only compiles", lower_after_trace),
         Claim(a, "Wrapping the same top-level function in `jax.jit` again does not trace again, because jit's cache is keyed on the wrapped function.", rewrap),
         Claim(a, "a new `jax.jit(step)` around the same `step` finds the program already traced and compiled", rewrap, where="source"),
+        Claim(a, "Neither choice changes what the step traces (stacking the kept losses at the end runs one small eager `stack` program, traced the first time it meets that many losses).",
+              step_traces_nothing),
+        Claim(a, "the configuration in force at the call, such as `jax.default_matmul_precision`, is part of the key too.",
+              lambda run: _eq(run.probe("context_key"), ["halve"])),
         Claim(a, "whether each is passed by position or by keyword",
               lambda run: _eq(run.probe("keyword"), ["halve", "halve"])),
         Claim(a, "`read(losses)` on the list of device losses is one read",
@@ -385,6 +454,10 @@ def _host_sync_claims():
 
 def _eq(got, want):
     assert got == want, f"got {got!r}, expected {want!r}"
+
+
+def _le(got, bound):
+    assert got <= bound, f"got {got!r}, above {bound!r}"
 
 
 def _ne(got, unwanted):
@@ -433,8 +506,10 @@ def _padded_masking_claims():
         Claim(a, "and `0.0 * inf` is `nan` too", lambda run: assert_nan(run.probe("inf"))),
         Claim(a, "There it prints `5.0` even without `jit`", bool_mask),
         Claim(a, "Only under `jax.disable_jit()` is the product computed as written, and then it gives `nan`.", bool_mask),
-        Claim(a, "At a padded row holding `nan` or `inf` that derivative is `nan` or `inf`, and `0 * nan` and `0 * inf` are both `nan`, so the gradient of every parameter `f` used is `nan`.",
+        Claim(a, "a padded row holding `nan` or `inf` makes it `nan` or `inf`, and `0 * nan` and `0 * inf` are both `nan`, so the gradient of that parameter is `nan`.",
               lambda run: (gradient(run), assert_nan(run.probe("grad_inf")))),
+        Claim(a, "For `t + x` the derivative in `t` is `1` whatever the row holds, and the gradient stays finite",
+              lambda run: _eq(run.probe("grad_plus"), [2.0, 2.0])),  # 1 per kept row, two kept
         Claim(a, "Below, a loss in a parameter `t` has the right value and a `nan` gradient.", gradient),
         Claim(a, "Replacing the padded inputs with a harmless number first (a second `where`, *before* `f`) fixes the gradient.", gradient),
         Claim(a, "The masked score should equal the unpadded objective, `1 + 4 + 9 + 16 + 25 = 55`. The same padded batch summed without the mask comes out at 58", scores),
@@ -471,6 +546,10 @@ def _loops_claims():
         Claim(a, "With `steps` static, `fori_loop` becomes a `scan`, which `jax.grad` can differentiate", grad),
         Claim(a, "`lax.while_loop` is accepted too: its equation is a `while`.",
               lambda run: _eq(run.probe("while_loop"), ["while"])),
+        Claim(a, "Only a quotient within about one float32 unit in the last place of a half, when `scale` is not a power of two, may round either way",
+              lambda run: (_eq(run.probe("rounding_window")[0], True), _le(run.probe("rounding_window")[1], 1.0))),
+        Claim(a, "That window grows with the quotient; the graders' leaves hold values within ±100 and their scales are at least `0.1`, so quotients stay below 1000, where it is under `1e-3`",
+              lambda run: (_le(run.probe("rounding_window")[2], 1e-3), _le(1e-3, run.probe("rounding_window")[3]))),
         Claim(a, "(`0.25 / 0.5 = 0.5` rounds to `0`, `0.75 / 0.5 = 1.5` to `2`), and `jnp.floor(q + 0.5)` is not the same.",
               lambda run: _eq(run.probe("round"), [0.0, 2.0, 1.0])),
     ]
@@ -519,6 +598,11 @@ def _cache_misses_claims():
         texts = run.probe("context")
         assert len(texts) == 1 and "Tracing context doesn't match" in texts[0], texts
 
+    def two_headings(run):
+        texts = _explanations(run.output("def weigh(x, s, k=1):"))[1:]
+        _eq([("different input types" in t) + ("different input pytree" in t) for t in texts], [1] * len(texts))
+        context(run)
+
     return [
         Claim(a, "Three calls with the very same `x`, three misses.", three_misses),
         Claim(a, "From the second call on, JAX adds that it has seen *another function defined on the same line*", three_misses),
@@ -526,6 +610,9 @@ def _cache_misses_claims():
         Claim(a, "Each call below changes one thing about a call made before it, and JAX compares it with that call:", each_step),
         Claim(a, "right after the last listed line with no space, so it follows the weak-type marker only when that line is last.", link_last),
         Claim(a, "`jnp.sin(x)` at a new shape traces, and logs nothing.", eager),
+        Claim(a, "and the configuration in force at the call (the *tracing context*, such as `jax.default_matmul_precision`).", context),
+        Claim(a, "under one of two headings for every cause in this notebook (JAX has a few more for other causes, such as *Tracing context doesn't match* for a changed configuration).",
+              two_headings),
         Claim(a, "for example *Tracing context doesn't match* when a setting such as `jax.default_matmul_precision` differs from the closest call.", context),
         Claim(a, "but only the first time an operation meets a signature: a repeat at a signature already met emits nothing.",
               lambda run: _eq(len(run.probe("eager_once")), 1)),
@@ -547,6 +634,12 @@ def _branch_repair_claims():
         _eq([row[1:] for row in out], [["28.0", "28.0"], ["28.0", "28.0"], ["140.0", "140.0"]])
 
     return [
+        Claim(a, "A function traced inside another trace, such as a branch of a `lax.cond` in a jitted function, is part of that trace and is not counted on its own.",
+              lambda run: _eq(run.probe("branches_not_counted"), ["halve_if_large"])),
+        Claim(a, "`nan > 1.0` is false, so a nan gain takes the plain sum too.",
+              lambda run: _eq(run.probe("gain_edges")[:2], [28.0, 28.0])),
+        Claim(a, "(A Python float nearer to 1.0 than that, such as `1.00000001`, becomes `1.0` when `jit` makes it a float32",
+              lambda run: _eq(run.probe("gain_edges")[2:], [140.0, 28.0, 140.0])),
         Claim(a, "Its jaxpr shows a single `cond` equation that carries both branches",
               lambda run: _eq(run.probe("cond_jaxpr"), [1, 2])),
         Claim(a, "under `jax.vmap` with a batched predicate it turns into a select and runs both", vmapped),
@@ -584,6 +677,8 @@ def _static_max_mode_claims():
         Claim(a, "The two hold the same number but are different signatures, so switching from one to the other traces again.", weak),
         Claim(a, "`jnp.full(3, 0.)` (filled from a Python float) is weakly typed, `jnp.zeros(3, jnp.float32)` is not.",
               lambda run: _eq(run.probe("weak_arrays"), [True, False])),
+        Claim(a, "the string is refused before the helper even runs: `jit` turns every array or number it is given into a tracer, and a `str` is neither, so it raises a `TypeError`.",
+              lambda run: _eq(run.probe("string_refused"), ["TypeError", 0])),
         Claim(a, "You should see `-7.0`, about `-2.33` and `-1.0`.",
               lambda run: _eq([round(float(ln.split()[1]), 2) for ln in run.output("negatives = jnp.array").splitlines()],
                               [-7.0, -2.33, -1.0])),

@@ -31,6 +31,8 @@ def close(got: float, expected: float, magnitude: float) -> bool:
     """float32-tolerant equality: relative to the size of the numbers summed."""
     if math.isnan(expected):
         return math.isnan(got)
+    if math.isinf(expected):  # an overflow the lesson's own code makes: only the same infinity is right
+        return got == expected
     return math.isfinite(got) and abs(got - expected) <= 1e-5 * (abs(magnitude) + 1.0) + 1e-6 * abs(expected)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import jax
 import numpy as np
 from hypothesis import example, given
@@ -17,19 +19,49 @@ from autograder.kit import (
 #: array always agree about ``gain > 1``. The boundary 1.0 has its own property.
 _GAINS = st.floats(-10.0, 10.0, allow_nan=False, width=32).filter(lambda g: g != 1.0)
 _VALUES = float32_values()
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _meaning(values: np.ndarray, gain: float) -> tuple[float, float]:
-    """The branch's eager meaning, and the magnitude to judge float32 error by."""
+    """The branch's eager meaning, and the magnitude to judge float32 error by.
+
+    Summed exactly (float64) and then rounded to the batch's own float32 (integers stay
+    exact): a side that overflows float32 is the infinity ``broken_branch`` gives."""
     v = values.astype(np.float64)
-    if gain > 1.0:
-        return float(np.sum(v**2)), float(np.sum(v**2))
-    return float(np.sum(v)), float(np.sum(np.abs(v)))
+    chosen, magnitude = (np.sum(v**2), np.sum(v**2)) if gain > 1.0 else (np.sum(v), np.sum(np.abs(v)))
+    if abs(chosen) > _FLOAT32_MAX and values.dtype == np.float32:
+        chosen = np.copysign(np.inf, chosen)
+    return float(chosen), float(magnitude)
 
 
 def _gain_forms(gain: float):
     """The same gain as a Python float and as a 0-d float32 array on the device."""
     return (float(gain), jax.device_put(np.float32(gain)))
+
+
+def _batch(values: np.ndarray) -> str:
+    return f"an {values.dtype} batch" if values.dtype.name[0] in "ai" else f"a {values.dtype} batch"
+
+
+def _overflow_note(values: np.ndarray, gain: float, expected: float) -> str:
+    """Name the overflow when it is what the example is about."""
+    if math.isinf(expected):
+        return (" The side taken overflows float32, so the branch gives that infinity; hiding it (a clamp, "
+                "`nan_to_num`) changes the result.")
+    other, _ = _meaning(values, 2.0 if not gain > 1.0 else 0.5)
+    if math.isinf(other):
+        return (" The side not taken overflows to inf here: a choice never looks at it, but a 0/1-weighted blend "
+                "computes 0 * inf, which is nan.")
+    return ""
+
+
+def _dtype_note(values: np.ndarray, gain: float, got: float) -> str:
+    """Name a gain converted to an integer batch's dtype when the result is the other side's."""
+    other, magnitude = _meaning(values, 2.0 if not gain > 1.0 else 0.5)
+    if np.issubdtype(values.dtype, np.integer) and close(got, other, magnitude):
+        return (" The result is the other side's: the threshold compares the gain itself, and a gain converted to "
+                "the batch's integer dtype (1.5 becomes 1) lands on the wrong side.")
+    return ""
 
 
 def _check_repaired(submission, values: np.ndarray, gain: float) -> None:
@@ -38,7 +70,7 @@ def _check_repaired(submission, values: np.ndarray, gain: float) -> None:
     for form in _gain_forms(gain):
         text = render.call("repaired", (array, form))
         results = [(scalar(submission.call("repaired", array, form), text), "")]
-        if not isinstance(form, float):  # once per example is enough (op by op, a float becomes an array)
+        if not isinstance(form, float):  # once per example is enough: op by op, a float is passed as jit's array
             # Run as written too: XLA may rewrite a 0/1-weighted blend into a select and hide its nan.
             eager = op_by_op(submission.call, "repaired", array, form)
             if eager is not None:
@@ -46,9 +78,10 @@ def _check_repaired(submission, values: np.ndarray, gain: float) -> None:
         for got, how in results:
             if close(got, expected, magnitude):
                 continue
-            side = "above" if gain > 1.0 else "at or below"
+            side = "above" if gain > 1.0 else "at or below" if gain <= 1.0 else "that is nan (`nan > 1.` is false), not above"
             raise PropertyFailure(
-                f"`repaired`{how} gives the wrong result for a gain {side} the threshold 1.0.",
+                f"`repaired`{how} gives the wrong result for {_batch(values)} and a gain {side} the threshold 1.0."
+                + _overflow_note(values, gain, expected) + _dtype_note(values, gain, got),
                 example=text,
                 got=repr(got),
                 expected=repr(expected),
@@ -114,7 +147,11 @@ def test_repaired_matches_branch(submission):
     - gain zero or below: ``float(gain) <= 0``
     - gain as a Python float: ``isinstance(gain, float)``
     - gain as a 0-d array: ``isinstance(gain, jax.Array) and gain.ndim == 0``
+    - gain nan (``nan > 1.`` is false: the plain sum): ``bool(np.isnan(float(gain)))``
+    - gain infinite: ``bool(np.isinf(float(gain)))``
+    - an int32 batch: ``np.asarray(values).dtype == np.int32``
     - values that overflow when squared: ``bool(np.any(np.abs(np.asarray(values)) > 1e19))``
+    - a plain sum that overflows: ``bool(abs(np.sum(np.asarray(values, np.float64))) > 3.5e38)``
     """
     submission.function("repaired")
 
@@ -124,6 +161,17 @@ def test_repaired_matches_branch(submission):
     @example(values=np.arange(8, dtype=np.float32), gain=2.0)
     # squares overflow to inf on the side not taken: a 0/1-weighted blend of the two sides gives nan
     @example(values=np.array([3.0e19, 1.0e19, -2.0], np.float32), gain=0.5)
+    # ... and on the side taken: the branch gives inf, which no clamp may hide
+    @example(values=np.array([3.0e19, 1.0e19, -2.0], np.float32), gain=2.0)
+    @example(values=np.array([3.0e38, 3.0e38, 1.0], np.float32), gain=0.5)
+    @example(values=np.array([-3.0e38, -3.0e38], np.float32), gain=-1.0)
+    # any gain: `nan > 1.` is false, so nan takes the plain sum; infinities lie on their sides
+    @example(values=np.array([-1.5, 0.5, 2.0], np.float32), gain=math.nan)
+    @example(values=np.array([-1.5, 0.5, 2.0], np.float32), gain=math.inf)
+    @example(values=np.array([-1.5, 0.5, 2.0], np.float32), gain=-math.inf)
+    # any batch: integers too, where a gain cast to the batch's dtype (1.5 -> 1) moves the threshold
+    @example(values=np.arange(8, dtype=np.int32), gain=1.5)
+    @example(values=np.array([[3, -2], [0, 5]], np.int32), gain=0.5)
     def check(values, gain):
         _check_repaired(submission, values, gain)
 

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 FAILS = {"repaired_matches_branch"}
 SCORE = 4
-MESSAGE = r"wrong result for a gain above the threshold"
+MESSAGE = r"wrong result for a float32 batch and a gain above the threshold"
 
 
 def broken_branch(values, gain):
