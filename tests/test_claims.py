@@ -220,7 +220,14 @@ with PhaseWatch() as _w:
     halver(_c, 2.0)
     with jax.default_matmul_precision("highest"):
         halver(_c, 2.0)
-result = _w.traces
+_precision = _w.traces
+with PhaseWatch() as _w:
+    with jax.debug_nans(True):
+        halver(_c, 2.0)
+_nans = _w.traces
+with PhaseWatch() as _w:
+    halver(jax.device_put(jnp.ones(5), jax.devices()[0]), 2.0)
+result = [_precision, _nans, _w.traces, _w.compiles]
 """,
     },
     "ledger_extension": {
@@ -318,6 +325,14 @@ def _go():
     _g(_s, _v4)
 result = explanations_during(_go)
 """,
+        "static_first": """
+_h = jax.jit(lambda x, k: x * k, static_argnames="k")
+def _go():
+    _h(jnp.ones(3), k=1)
+    _h(jnp.ones(3), k=2)
+    _h(jnp.ones(4), k=1)
+result = explanations_during(_go)
+""",
         "eager_once": """
 _e = jnp.ones(17)
 with TraceWatch() as _w:
@@ -367,7 +382,8 @@ result = _w.names
         "gain_edges": """
 _tiny = 1.00000001
 result = [float(broken_branch(x8, float("nan"))), float(repaired(x8, float("nan"))),
-          float(broken_branch(x8, _tiny)), float(repaired(x8, _tiny)), float(repaired(x8, 1.0000001))]
+          float(broken_branch(x8, _tiny)), float(repaired(x8, _tiny)), float(repaired(x8, 1.0000001)),
+          float(repaired(x8, 1.00000006)), float(repaired(x8, 1.0000000596))]
 """,
         "blend_nan": """
 _big = jnp.array([1e20, 1e20], dtype=jnp.float32)
@@ -397,7 +413,8 @@ try:
     jax.jit(_reduce)(jnp.ones(3), "sum")
     result = "accepted"
 except TypeError as e:
-    result = ["TypeError", len(_ran)]
+    result = ["TypeError", len(_ran),
+              float(jax.jit(lambda t, d, n: t[0] + d["a"])((jnp.float32(1.0), 5), {"a": jnp.float32(2.0)}, None))]
 """,
     },
 }
@@ -440,8 +457,10 @@ def _host_sync_claims():
         Claim(a, "a new `jax.jit(step)` around the same `step` finds the program already traced and compiled", rewrap, where="source"),
         Claim(a, "Neither choice changes what the step traces (stacking the kept losses at the end runs one small eager `stack` program, traced the first time it meets that many losses).",
               step_traces_nothing),
-        Claim(a, "the configuration in force at the call, such as `jax.default_matmul_precision`, is part of the key too.",
-              lambda run: _eq(run.probe("context_key"), ["halve"])),
+        Claim(a, "the tracing configuration in force at the call, such as `jax.default_matmul_precision`, is part of the key too (a setting that does not change the trace, such as `jax_debug_nans`, is not).",
+              lambda run: _eq(run.probe("context_key")[:2], [["halve"], []])),
+        Claim(a, "an array committed to a device with `jax.device_put` can compile again without a new trace.",
+              lambda run: _eq(run.probe("context_key")[2:], [[], ["jit(halve)"]])),
         Claim(a, "whether each is passed by position or by keyword",
               lambda run: _eq(run.probe("keyword"), ["halve", "halve"])),
         Claim(a, "`read(losses)` on the list of device losses is one read",
@@ -506,9 +525,9 @@ def _padded_masking_claims():
         Claim(a, "and `0.0 * inf` is `nan` too", lambda run: assert_nan(run.probe("inf"))),
         Claim(a, "There it prints `5.0` even without `jit`", bool_mask),
         Claim(a, "Only under `jax.disable_jit()` is the product computed as written, and then it gives `nan`.", bool_mask),
-        Claim(a, "a padded row holding `nan` or `inf` makes it `nan` or `inf`, and `0 * nan` and `0 * inf` are both `nan`, so the gradient of that parameter is `nan`.",
+        Claim(a, "`0 * nan` and `0 * inf` are both `nan`, so the gradient of that parameter is `nan`.",
               lambda run: (gradient(run), assert_nan(run.probe("grad_inf")))),
-        Claim(a, "For `t + x` the derivative in `t` is `1` whatever the row holds, and the gradient stays finite",
+        Claim(a, "for `f = t + x` the derivative in `t` is `1` whatever the row holds, and the gradient stays finite.",
               lambda run: _eq(run.probe("grad_plus"), [2.0, 2.0])),  # 1 per kept row, two kept
         Claim(a, "Below, a loss in a parameter `t` has the right value and a `nan` gradient.", gradient),
         Claim(a, "Replacing the padded inputs with a harmless number first (a second `where`, *before* `f`) fixes the gradient.", gradient),
@@ -548,7 +567,7 @@ def _loops_claims():
               lambda run: _eq(run.probe("while_loop"), ["while"])),
         Claim(a, "Only a quotient within about one float32 unit in the last place of a half, when `scale` is not a power of two, may round either way",
               lambda run: (_eq(run.probe("rounding_window")[0], True), _le(run.probe("rounding_window")[1], 1.0))),
-        Claim(a, "That window grows with the quotient; the graders' leaves hold values within ±100 and their scales are at least `0.1`, so quotients stay below 1000, where it is under `1e-3`",
+        Claim(a, "That window grows with the quotient; the graders' leaves hold values within ±100 and their scales are at least `0.1`, so quotients are at most 1000, where it is under `1e-3`",
               lambda run: (_le(run.probe("rounding_window")[2], 1e-3), _le(1e-3, run.probe("rounding_window")[3]))),
         Claim(a, "(`0.25 / 0.5 = 0.5` rounds to `0`, `0.75 / 0.5 = 1.5` to `2`), and `jnp.floor(q + 0.5)` is not the same.",
               lambda run: _eq(run.probe("round"), [0.0, 2.0, 1.0])),
@@ -598,6 +617,10 @@ def _cache_misses_claims():
         texts = run.probe("context")
         assert len(texts) == 1 and "Tracing context doesn't match" in texts[0], texts
 
+    def static_first(run):
+        last = run.probe("static_first")[-1]
+        assert "Static(val=1)" in last and "Static(val=2)" in last and "different input types" not in last, last
+
     def two_headings(run):
         texts = _explanations(run.output("def weigh(x, s, k=1):"))[1:]
         _eq([("different input types" in t) + ("different input pytree" in t) for t in texts], [1] * len(texts))
@@ -610,10 +633,12 @@ def _cache_misses_claims():
         Claim(a, "Each call below changes one thing about a call made before it, and JAX compares it with that call:", each_step),
         Claim(a, "right after the last listed line with no space, so it follows the weak-type marker only when that line is last.", link_last),
         Claim(a, "`jnp.sin(x)` at a new shape traces, and logs nothing.", eager),
-        Claim(a, "and the configuration in force at the call (the *tracing context*, such as `jax.default_matmul_precision`).", context),
-        Claim(a, "under one of two headings for every cause in this notebook (JAX has a few more for other causes, such as *Tracing context doesn't match* for a changed configuration).",
+        Claim(a, "and the tracing configuration in force at the call (the *tracing context*, such as `jax.default_matmul_precision`).", context),
+        Claim(a, "For every cause in this notebook that is not a new function (those say *never seen function*, as above) it uses one of two headings; JAX has a few more for other causes, such as *Tracing context doesn't match* for a changed configuration.",
               two_headings),
-        Claim(a, "for example *Tracing context doesn't match* when a setting such as `jax.default_matmul_precision` differs from the closest call.", context),
+        Claim(a, "So after calls with `k=1` and `k=2`, a new shape at `k=1` is explained as `Static(val=1)` against `Static(val=2)`, not as a new shape.",
+              static_first),
+        Claim(a, "for example *Tracing context doesn't match* when a setting such as `jax.default_matmul_precision` differs from the key JAX picked.", context),
         Claim(a, "but only the first time an operation meets a signature: a repeat at a signature already met emits nothing.",
               lambda run: _eq(len(run.probe("eager_once")), 1)),
         Claim(a, "a dictionary that makes one jitted function per value of `steps` the first time that value is met, and reuses it afterwards, traces once per value",
@@ -638,8 +663,8 @@ def _branch_repair_claims():
               lambda run: _eq(run.probe("branches_not_counted"), ["halve_if_large"])),
         Claim(a, "`nan > 1.0` is false, so a nan gain takes the plain sum too.",
               lambda run: _eq(run.probe("gain_edges")[:2], [28.0, 28.0])),
-        Claim(a, "(A Python float nearer to 1.0 than that, such as `1.00000001`, becomes `1.0` when `jit` makes it a float32",
-              lambda run: _eq(run.probe("gain_edges")[2:], [140.0, 28.0, 140.0])),
+        Claim(a, "(A Python float within half that step of 1.0, about `6e-8`, such as `1.00000001`, becomes `1.0` when `jit` makes it a float32",
+              lambda run: _eq(run.probe("gain_edges")[2:], [140.0, 28.0, 140.0, 140.0, 28.0])),
         Claim(a, "Its jaxpr shows a single `cond` equation that carries both branches",
               lambda run: _eq(run.probe("cond_jaxpr"), [1, 2])),
         Claim(a, "under `jax.vmap` with a batched predicate it turns into a select and runs both", vmapped),
@@ -677,8 +702,8 @@ def _static_max_mode_claims():
         Claim(a, "The two hold the same number but are different signatures, so switching from one to the other traces again.", weak),
         Claim(a, "`jnp.full(3, 0.)` (filled from a Python float) is weakly typed, `jnp.zeros(3, jnp.float32)` is not.",
               lambda run: _eq(run.probe("weak_arrays"), [True, False])),
-        Claim(a, "the string is refused before the helper even runs: `jit` turns every array or number it is given into a tracer, and a `str` is neither, so it raises a `TypeError`.",
-              lambda run: _eq(run.probe("string_refused"), ["TypeError", 0])),
+        Claim(a, "the string is refused before the helper even runs: `jit` turns every array or number among its arguments into a tracer (it opens containers such as tuples and dicts, and keeps `None` as structure), and a `str` is none of these, so it raises a `TypeError`.",
+              lambda run: _eq(run.probe("string_refused"), ["TypeError", 0, 3.0])),
         Claim(a, "You should see `-7.0`, about `-2.33` and `-1.0`.",
               lambda run: _eq([round(float(ln.split()[1]), 2) for ln in run.output("negatives = jnp.array").splitlines()],
                               [-7.0, -2.33, -1.0])),
