@@ -71,6 +71,17 @@ def _exactly(sock: socket.socket, n: int) -> bytes:
     return b"".join(chunks)
 
 
+#: The signals whose disposition a kernel started afresh inherits through exec: ignored stays
+#: ignored (``nohup nbgrader ...`` ignores SIGHUP), anything else starts at its default.
+INHERITED_DISPOSITIONS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                          signal.SIGUSR2, signal.SIGCHLD)
+
+
+def ignored_signals() -> list[int]:
+    """The signals this process ignores, which a kernel started afresh from it would ignore too."""
+    return [int(s) for s in INHERITED_DISPOSITIONS if signal.getsignal(s) == signal.SIG_IGN]
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 2 or argv[0] != "--socket":
         print("usage: forkclient.py --socket PATH JAIL-ARGUMENTS...", file=sys.stderr)
@@ -80,7 +91,8 @@ def main(argv: list[str]) -> int:
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(path)
-        send(sock, {"pid": os.getpid(), "argv": jail_arguments, "env": dict(os.environ)}, fds=(0, 1, 2))
+        send(sock, {"pid": os.getpid(), "argv": jail_arguments, "env": dict(os.environ),
+                    "ignored": ignored_signals()}, fds=(0, 1, 2))
         started, _ = receive(sock)
     except (OSError, ValueError) as error:
         print(f"autograder: the fork server made no kernel: {error}", file=sys.stderr)

@@ -234,9 +234,12 @@ def _monitor(conn: socket.socket, request: dict, fds: list[int]) -> None:
 def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
     """In the kernel's process: become what ``python -m ipykernel_launcher`` in the jail would be."""
     os.setsid()
-    for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
-        signal.signal(signum, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The dispositions a fresh start would have: what nbgrader ignored stays ignored across exec (under
+    # `nohup`, SIGHUP), the rest at their defaults, and Python's KeyboardInterrupt for a SIGINT not ignored.
+    ignored = {int(s) for s in request.get("ignored", ())}
+    for signum in forkclient.INHERITED_DISPOSITIONS:
+        default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+        signal.signal(signum, signal.SIG_IGN if signum in ignored else default)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the server's socket, the monitor's, anything inherited
