@@ -227,7 +227,10 @@ with PhaseWatch() as _w:
 _nans = _w.traces
 with PhaseWatch() as _w:
     halver(jax.device_put(jnp.ones(5), jax.devices()[0]), 2.0)
-result = [_precision, _nans, _w.traces, _w.compiles]
+_committed = [_w.traces, _w.compiles]
+with PhaseWatch() as _w:
+    halver(jax.device_put(jnp.ones(5)), 2.0)
+result = [_precision, _nans, *_committed, _w.traces, _w.compiles]
 """,
     },
     "ledger_extension": {
@@ -331,6 +334,14 @@ def _go():
     _h(jnp.ones(3), k=1)
     _h(jnp.ones(3), k=2)
     _h(jnp.ones(4), k=1)
+result = explanations_during(_go)
+""",
+        "tie_by_text": """
+_t = jax.jit(lambda x: x + 1)
+def _go():
+    _t(jnp.ones(3, jnp.float32))
+    _t(jnp.ones(3, jnp.int32))
+    _t(jnp.ones(5, jnp.int32))
 result = explanations_during(_go)
 """,
         "eager_once": """
@@ -459,8 +470,8 @@ def _host_sync_claims():
               step_traces_nothing),
         Claim(a, "the tracing configuration in force at the call, such as `jax.default_matmul_precision`, is part of the key too (a setting that does not change the trace, such as `jax_debug_nans`, is not).",
               lambda run: _eq(run.probe("context_key")[:2], [["halve"], []])),
-        Claim(a, "an array committed to a device with `jax.device_put` can compile again without a new trace.",
-              lambda run: _eq(run.probe("context_key")[2:], [[], ["jit(halve)"]])),
+        Claim(a, "an array committed to a device (`jax.device_put(x, device)` with a device named; a plain `jax.device_put(x)` does not commit) can compile again without a new trace.",
+              lambda run: _eq(run.probe("context_key")[2:], [[], ["jit(halve)"], [], []])),
         Claim(a, "whether each is passed by position or by keyword",
               lambda run: _eq(run.probe("keyword"), ["halve", "halve"])),
         Claim(a, "`read(losses)` on the list of device losses is one read",
@@ -636,8 +647,11 @@ def _cache_misses_claims():
         Claim(a, "and the tracing configuration in force at the call (the *tracing context*, such as `jax.default_matmul_precision`).", context),
         Claim(a, "For every cause in this notebook that is not a new function (those say *never seen function*, as above) it uses one of two headings; JAX has a few more for other causes, such as *Tracing context doesn't match* for a changed configuration.",
               two_headings),
-        Claim(a, "So after calls with `k=1` and `k=2`, a new shape at `k=1` is explained as `Static(val=1)` against `Static(val=2)`, not as a new shape.",
+        Claim(a, "And after calls with `k=1` and `k=2`, a new shape at `k=1` is explained as `Static(val=1)` against `Static(val=2)`, not as a new shape.",
               static_first),
+        Claim(a, "So after calls at `f32[3]` and `i32[3]`, a call at `i32[5]` is explained as `now i32[5] and before f32[3]`, which reads like a new dtype.",
+              lambda run: _eq([ln.strip() for ln in run.probe("tie_by_text")[-1].splitlines() if "* at" in ln],
+                              ["* at x, now i32[5] and before f32[3]"])),
         Claim(a, "for example *Tracing context doesn't match* when a setting such as `jax.default_matmul_precision` differs from the key JAX picked.", context),
         Claim(a, "but only the first time an operation meets a signature: a repeat at a signature already met emits nothing.",
               lambda run: _eq(len(run.probe("eager_once")), 1)),
@@ -663,7 +677,7 @@ def _branch_repair_claims():
               lambda run: _eq(run.probe("branches_not_counted"), ["halve_if_large"])),
         Claim(a, "`nan > 1.0` is false, so a nan gain takes the plain sum too.",
               lambda run: _eq(run.probe("gain_edges")[:2], [28.0, 28.0])),
-        Claim(a, "(A Python float within half that step of 1.0, about `6e-8`, such as `1.00000001`, becomes `1.0` when `jit` makes it a float32",
+        Claim(a, "(A Python float above 1.0 by no more than half that step, about `6e-8`, such as `1.00000001`, becomes `1.0` when `jit` makes it a float32",
               lambda run: _eq(run.probe("gain_edges")[2:], [140.0, 28.0, 140.0, 140.0, 28.0])),
         Claim(a, "Its jaxpr shows a single `cond` equation that carries both branches",
               lambda run: _eq(run.probe("cond_jaxpr"), [1, 2])),

@@ -25,8 +25,8 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 def _meaning(values: np.ndarray, gain: float) -> tuple[float, float]:
     """The branch's eager meaning, and the magnitude to judge float32 error by.
 
-    Summed exactly (float64) and then rounded to the batch's own float32 (integers stay
-    exact): a side that overflows float32 is the infinity ``broken_branch`` gives."""
+    Summed exactly (float64); on a float32 batch, a side beyond float32's range is the
+    infinity ``broken_branch`` gives (an int32 batch's small sums stay exact)."""
     v = values.astype(np.float64)
     chosen, magnitude = (np.sum(v**2), np.sum(v**2)) if gain > 1.0 else (np.sum(v), np.sum(np.abs(v)))
     if abs(chosen) > _FLOAT32_MAX and values.dtype == np.float32:
@@ -39,6 +39,11 @@ def _gain_forms(gain: float):
     return (float(gain), jax.device_put(np.float32(gain)))
 
 
+def _other_side(values: np.ndarray, gain: float) -> tuple[float, float]:
+    """The meaning on the side of the threshold that ``gain`` does not select."""
+    return _meaning(values, 0.5 if gain > 1.0 else 2.0)
+
+
 def _batch(values: np.ndarray) -> str:
     return f"an {values.dtype} batch" if values.dtype.name[0] in "ai" else f"a {values.dtype} batch"
 
@@ -48,7 +53,7 @@ def _overflow_note(values: np.ndarray, gain: float, expected: float) -> str:
     if math.isinf(expected):
         return (" The side taken overflows float32, so the branch gives that infinity; hiding it (a clamp, "
                 "`nan_to_num`) changes the result.")
-    other, _ = _meaning(values, 2.0 if not gain > 1.0 else 0.5)
+    other, _ = _other_side(values, gain)
     if math.isinf(other):
         return (" The side not taken overflows to inf here: a choice never looks at it, but a 0/1-weighted blend "
                 "computes 0 * inf, which is nan.")
@@ -57,7 +62,7 @@ def _overflow_note(values: np.ndarray, gain: float, expected: float) -> str:
 
 def _dtype_note(values: np.ndarray, gain: float, got: float) -> str:
     """Name a gain converted to an integer batch's dtype when the result is the other side's."""
-    other, magnitude = _meaning(values, 2.0 if not gain > 1.0 else 0.5)
+    other, magnitude = _other_side(values, gain)
     if np.issubdtype(values.dtype, np.integer) and close(got, other, magnitude):
         return (" The result is the other side's: the threshold compares the gain itself, and a gain converted to "
                 "the batch's integer dtype (1.5 becomes 1) lands on the wrong side.")
@@ -78,7 +83,8 @@ def _check_repaired(submission, values: np.ndarray, gain: float) -> None:
         for got, how in results:
             if close(got, expected, magnitude):
                 continue
-            side = "above" if gain > 1.0 else "at or below" if gain <= 1.0 else "that is nan (`nan > 1.` is false), not above"
+            side = ("above" if gain > 1.0 else "at or below" if gain <= 1.0
+                    else "that is nan (`nan > 1.` is false), not above")
             raise PropertyFailure(
                 f"`repaired`{how} gives the wrong result for {_batch(values)} and a gain {side} the threshold 1.0."
                 + _overflow_note(values, gain, expected) + _dtype_note(values, gain, got),
