@@ -351,14 +351,14 @@ def pids_group():
     return next((line.split(":", 2)[2] for line in lines if ":pids:" in line), lines[-1].split(":", 2)[2])
 
 
-print("pids cgroup before:", pids_group())
+print("pids cgroup before: " + str(pids_group()))
 root = next(r for r in ("/sys/fs/cgroup/pids", "/sys/fs/cgroup") if os.path.exists(r + "/cgroup.procs"))
 try:
     with open(root + "/cgroup.procs", "w") as procs:  # the top of the hierarchy: no cap there
         procs.write(str(os.getpid()))
 except OSError as error:
-    print("moving out refused:", error)
-print("pids cgroup after:", pids_group())
+    print("moving out refused: " + str(error))
+print("pids cgroup after: " + str(pids_group()))
 '''
 
 OUTLIVES_KERNEL = '''
@@ -390,7 +390,7 @@ for course in ("../../..", os.path.dirname(os.path.dirname(autograder.__file__))
     try:
         cells = json.load(open(source))["cells"]
     except OSError as error:
-        print("cannot read the solutions:", error)
+        print("cannot read the solutions: " + str(error))
         continue
     for cell in cells:
         if cell["metadata"].get("nbgrader", {}).get("solution"):

@@ -253,7 +253,7 @@ for _pid in [1, os.getppid(), *_nbgrader]:
 print("root's processes that could be signalled:", len(_signalled), "of", len(_nbgrader))
 _unshared = subprocess.run(["unshare", "-Urn", "cat", "/proc/self/net/tcp"], capture_output=True, text=True)
 print("a user namespace of its own:", "yes" if _unshared.returncode == 0 else "no", "(a loopback of its own only)")
-print("loopback and machine sockets reached:", len(_reached), _reached[:5])
+print("loopback and machine sockets reached: " + str(len(_reached)) + " " + str(_reached[:5]))
 '''
 
 #: Leaves a file in every world-writable folder it finds and IPC objects of every kind.

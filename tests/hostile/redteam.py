@@ -76,7 +76,7 @@ if _folder is not None:
                 os.close(_w)
             _written += 1
     except OSError as _error:
-        print("redteam-disk: refused:", _error)
+        print("redteam-disk: refused: " + str(_error))
     _after = os.statvfs(_folder)
     _lost = max(0, _before.f_bavail - _after.f_bavail) * _after.f_frsize // 2**20
     print(f"redteam-disk: deep tree of {{_levels}} levels; the kernel's sockets folder took {{_lost}} MiB "
