@@ -73,8 +73,7 @@ def _exactly(sock: socket.socket, n: int) -> bytes:
 
 #: The signals whose disposition a kernel started afresh inherits through exec: ignored stays
 #: ignored (``nohup nbgrader ...`` ignores SIGHUP), anything else starts at its default.
-INHERITED_DISPOSITIONS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
-                          signal.SIGUSR2, signal.SIGCHLD)
+INHERITED_DISPOSITIONS = (*FORWARDED, signal.SIGCHLD)
 
 
 def ignored_signals() -> list[int]:
