@@ -32,6 +32,17 @@ c.Execute.extra_arguments = [
     "--IPKernelApp.exec_lines=['import autograder.confinement.sandbox']",
 ]
 
+# The submission boundary: what a student hands in is read only as regular files of its own,
+# within the sizes below, before nbgrader copies anything (autograder/confinement/boundary.py).
+# collect through nbgrader's own hook; autograde and generate_feedback (the commands, formgrader's
+# buttons, the parallel and Dask workers) through converters put in nbgrader's place here.
+from autograder.confinement import converters as _boundary  # noqa: E402
+
+c.ExchangeFactory.collect = "autograder.confinement.converters.BoundedCollect"
+c.SubmissionBoundary.max_file_bytes = 20 * 2**20
+c.SubmissionBoundary.max_submission_bytes = 50 * 2**20
+_boundary.install()
+
 # In nbgrader's own process, around the kernel: the grade cells are judged here, and outputs
 # scrubbed of grader source, so feedback can never show it.
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402

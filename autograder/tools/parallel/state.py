@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.utils import parse_utc
 
+from autograder.confinement.boundary import is_regular_file, read_timestamp_text
 from autograder.grading.cells import autograder_tests
 from autograder.tools.errors import ParallelError
 from autograder.tools.parallel.worker import with_busy_timeout
@@ -166,12 +168,21 @@ def _ran(cell: dict) -> bool:
     return cell.get("execution_count") is not None or died
 
 
+def _timestamp(folder: Path):
+    """The submission's ``timestamp.txt`` read through the boundary (never a link's target)."""
+    text = read_timestamp_text(str(folder))
+    try:
+        return parse_utc(text) if text else None
+    except ValueError:
+        return None
+
+
 def is_complete(course: Course, gb: Gradebook, assignment: str, student: str) -> bool:
     """Whether nbgrader has fully autograded this student's current submission."""
     src, dest = course.submitted(student, assignment), course.autograded(student, assignment)
     if not dest.is_dir():
         return False
-    submitted_at = course.coursedir.get_existing_timestamp(str(src))
+    submitted_at = _timestamp(src)
     graded_at = course.coursedir.get_existing_timestamp(str(dest))
     if submitted_at is not None and (graded_at is None or submitted_at > graded_at):
         return False
@@ -184,8 +195,8 @@ def is_complete(course: Course, gb: Gradebook, assignment: str, student: str) ->
         if any(g.auto_score is None for g in nb.grades if g.cell_type == "code" and g.name not in answers):
             return False
         handed_in = src / f"{nb.name}.ipynb"
-        if not handed_in.exists():
-            continue  # nbgrader scored the missing notebook zero in the gradebook
+        if not is_regular_file(str(handed_in)):
+            continue  # missing (nbgrader scored it zero) or refused at the boundary (graded as released)
         graded = dest / f"{nb.name}.ipynb"
         if not _executed(graded) or graded.stat().st_mtime < handed_in.stat().st_mtime:
             return False
