@@ -1,0 +1,256 @@
+"""The submission boundary (autograder/confinement/boundary.py): what a student hands in is read
+only as regular files of its own, before nbgrader copies anything.
+
+First the copy itself, entry by entry. Then the attacks of issue 35 through real nbgrader, as root
+and as a plain user, through ``collect`` + ``autograde`` + ``generate_feedback`` and through the
+parallel command: three students hand in through the exchange's ``inbound/`` folder, as
+``nbgrader submit`` leaves it. ``victim`` hands in the correct sample. ``copycat`` hands in a link
+to the victim's notebook. ``mallory`` hands in the correct sample beside links to the reference
+notebook (hidden tests and solutions), the gradebook, ``/proc/self/environ``, ``/dev/ptmx`` (read
+to its end, never ends) and ``/dev/zero`` (fills the disk), a named pipe, a hard link to the
+reference, a sparse file of 200 MiB, a name with a newline, and a ``timestamp.txt`` that is a link
+to ``/dev/ptmx``. The batch must end within its budget, the victim earn full points, the copycat
+none, mallory the honest code's points, and no target's bytes reach any folder the students get
+back (``submitted/``, ``autograded/``, ``feedback/``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from autograder.confinement.boundary import RECORD, SubmissionBoundary, copy_submission
+
+A = "static_max_mode"
+#: Bytes of each link's target that must never reach a student's folder.
+MARKERS = {
+    "reference": b"### BEGIN SOLUTION",  # the reference notebook: solutions and hidden tests
+    "gradebook": b"SQLite format 3",
+    "environment": b"PATH=/",
+}
+BUDGET = 300  # seconds for the whole batch: generous for three notebooks, far below a hang
+
+
+# ---------------------------------------------------------------- the copy, entry by entry
+
+
+def limits(file_bytes=1 << 20, submission_bytes=3 << 20) -> SubmissionBoundary:
+    return SubmissionBoundary(max_file_bytes=file_bytes, max_submission_bytes=submission_bytes)
+
+
+def refused(src: Path, dest: Path, **kw) -> dict[str, str]:
+    return {r.path: r.why for r in copy_submission(str(src), str(dest), kw.pop("limits", limits()), **kw)}
+
+
+def test_regular_files_and_folders_are_copied_byte_for_byte(tmp_path):
+    src = tmp_path / "in"
+    (src / "data" / "deep").mkdir(parents=True)
+    (src / "a.ipynb").write_bytes(b'{"cells": []}')
+    (src / "data" / "deep" / "x.csv").write_bytes(bytes(range(256)))
+    assert refused(src, tmp_path / "out") == {}
+    assert (tmp_path / "out" / "a.ipynb").read_bytes() == b'{"cells": []}'
+    assert (tmp_path / "out" / "data" / "deep" / "x.csv").read_bytes() == bytes(range(256))
+
+
+def test_every_kind_of_entry_that_is_not_a_file_of_its_own_is_refused(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("instructor only")
+    (src / "ok.txt").write_text("mine")
+    os.symlink(secret, src / "link.txt")
+    os.symlink(tmp_path, src / "linked-folder")
+    os.symlink("/dev/zero", src / "zero.txt")
+    os.mkfifo(src / "pipe")
+    os.link(secret, src / "hard.txt")
+    (src / "bad\nname.txt").write_text("x")
+    (src / RECORD).write_text("submission refused: nothing, honestly")
+    got = refused(src, tmp_path / "out")
+    assert got == {
+        "link.txt": "is a symbolic link",
+        "linked-folder": "is a symbolic link",
+        "zero.txt": "is a symbolic link",
+        "pipe": "is a named pipe",
+        "hard.txt": "has 2 hard links (only a file of its own is read)",
+        "bad\\nname.txt": "has a name with control characters",
+        RECORD: "has a name the course keeps for its own notes",
+    }, got
+    assert sorted(os.listdir(tmp_path / "out")) == ["ok.txt"]
+
+
+def test_a_device_node_is_refused_without_reading_it(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    src = tmp_path / "in"
+    src.mkdir()
+    os.mknod(src / "ptmx", 0o666 | stat.S_IFCHR, os.makedev(5, 2))  # /dev/ptmx: a read never ends
+    began = time.monotonic()
+    assert refused(src, tmp_path / "out") == {"ptmx": "is a character device"}
+    assert time.monotonic() - began < 5
+
+
+def test_sizes_count_at_their_apparent_size(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    with open(src / "sparse.bin", "wb") as f:
+        f.truncate(2 << 20)  # no block written: 2 MiB all the same
+    for name in ("one", "two", "three", "four"):
+        (src / name).write_bytes(b"x" * (900 << 10))
+    got = refused(src, tmp_path / "out", limits=limits(1 << 20, 3 << 20))
+    assert got["sparse.bin"] == "is 2.0 MiB, over the course's 1.0 MiB per file", got
+    over = [name for name, why in got.items() if why.startswith("would take the submission over")]
+    assert len(over) == 1 and len(os.listdir(tmp_path / "out")) == 3, got
+
+
+def test_the_submission_folder_itself_must_be_a_folder(tmp_path):
+    target = tmp_path / "victim"
+    target.mkdir()
+    (target / "a.ipynb").write_text("the victim's work")
+    os.symlink(target, tmp_path / "copycat")
+    got = copy_submission(str(tmp_path / "copycat"), str(tmp_path / "out"), limits())
+    assert [r.sentence() for r in got] == [
+        "submission refused: copycat/ (the submission's folder) is a symbolic link"]
+    assert os.listdir(tmp_path / "out") == []
+
+
+# ---------------------------------------------------------------- real nbgrader
+
+
+def _inbound(exchange: Path, course_id: str, student: str) -> Path:
+    stamp = datetime.datetime.now(datetime.timezone.utc)
+    folder = exchange / course_id / "inbound" / f"{student}+{A}+{stamp:%Y-%m-%d %H:%M:%S.%f} UTC+{os.urandom(4).hex()}"
+    folder.mkdir(parents=True)
+    (folder / "timestamp.txt").write_text(f"{stamp:%Y-%m-%d %H:%M:%S.%f} UTC")
+    return folder
+
+
+def hand_in_the_attacks(course_root: Path, exchange: Path, course_id: str) -> None:
+    """The three students' inbound folders, as nbgrader submit leaves them (plus the attacks)."""
+    correct = REPO / "tests" / "samples" / A / "correct.ipynb"
+    victim = _inbound(exchange, course_id, "victim")
+    shutil.copyfile(correct, victim / f"{A}.ipynb")
+    copycat = _inbound(exchange, course_id, "copycat")
+    os.symlink(victim / f"{A}.ipynb", copycat / f"{A}.ipynb")
+    mallory = _inbound(exchange, course_id, "mallory")
+    shutil.copyfile(correct, mallory / f"{A}.ipynb")
+    reference = course_root / "source" / A / f"{A}.ipynb"
+    os.symlink(reference, mallory / "notes.txt")
+    os.symlink(course_root / "gradebook.db", mallory / "grades.txt")
+    os.symlink("/proc/self/environ", mallory / "env.txt")
+    os.symlink("/dev/ptmx", mallory / "terminal.txt")
+    os.symlink("/dev/zero", mallory / "zero.txt")
+    os.mkfifo(mallory / "pipe")
+    os.link(reference, mallory / "hard-link.txt")
+    with open(mallory / "sparse.bin", "wb") as f:
+        f.truncate(200 << 20)
+    (mallory / "line\nbreak.txt").write_text("x")
+    (mallory / "timestamp.txt").unlink()
+    os.symlink("/dev/ptmx", mallory / "timestamp.txt")
+
+
+def check_the_batch(course_root: Path, log: str) -> None:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}") as gb:
+        full = gb.find_assignment(A).max_code_score
+        got = {s: gb.find_submission(A, s).code_score for s in ("victim", "copycat", "mallory")}
+        flagged = {s: all(nb.flagged for nb in gb.find_submission(A, s).notebooks) for s in got}
+        comments = "\n".join(c.auto_comment or "" for nb in gb.find_submission(A, "copycat").notebooks
+                             for c in nb.comments)
+    assert got == {"victim": full, "copycat": 0, "mallory": full}, (got, log[-6000:])
+    assert flagged == {"victim": False, "copycat": True, "mallory": True}, flagged
+    assert f"submission refused: {A}.ipynb is a symbolic link" in comments, comments
+
+    for step in ("submitted", "autograded", "feedback"):
+        for student in ("copycat", "mallory"):
+            folder = course_root / step / student / A
+            assert folder.is_dir(), (folder, log[-4000:])
+            for path in folder.rglob("*"):
+                assert not path.is_symlink() and (path.is_dir() or path.is_file()), path
+                if path.is_file():
+                    data = path.read_bytes()
+                    assert not any(m in data for m in MARKERS.values()), (path, [k for k, m in MARKERS.items() if m in data])
+    record = (course_root / "feedback" / "mallory" / A / RECORD).read_text()
+    for line in ("notes.txt is a symbolic link", "grades.txt is a symbolic link", "env.txt is a symbolic link",
+                 "terminal.txt is a symbolic link", "zero.txt is a symbolic link", "pipe is a named pipe",
+                 "hard-link.txt has 2 hard links", "sparse.bin is 200.0 MiB", "line\\nbreak.txt has a name with control",
+                 "timestamp.txt is a symbolic link"):
+        assert f"submission refused: {line}" in record, record
+    page = (course_root / "feedback" / "copycat" / A / f"{A}.html").read_text()
+    assert "Your notebook was not graded" in page and f"{A}.ipynb is a symbolic link" in page
+    assert "Some of what you handed in was not read" in (course_root / "feedback" / "mallory" / A / f"{A}.html").read_text()
+
+
+def run(argv, cwd, user=None, env=None, timeout=BUDGET):
+    from test_rootless import as_user
+
+    began = time.monotonic()
+    done = as_user(user, argv, cwd, env, timeout=timeout)
+    return done, time.monotonic() - began
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["nbgrader", "parallel"])
+def test_the_attacks_through_real_nbgrader_as_root(tmp_path, how):
+    from autograder.tools import scratch
+
+    course = scratch.prepare_course(tmp_path / "course")
+    scratch.generate(course, [A])
+    hand_in_the_attacks(course.root, course.exchange, scratch.course_id())
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
+    steps = [[sys.executable, "-m", "nbgrader", "collect", A]]
+    steps += ([[sys.executable, "-m", "nbgrader", "autograde", A]] if how == "nbgrader" else
+              [[sys.executable, "-m", "autograder", "autograde", A, "--workers", "2"]])
+    steps += [[sys.executable, "-m", "nbgrader", "generate_feedback", A]]
+    log = ""
+    for argv in steps:
+        done, seconds = run(argv, course.root, env=env)
+        log += done.stdout + done.stderr
+        assert done.returncode == 0, (argv, log[-6000:])
+        print(f"{how}: {argv[3]} in {seconds:.1f} s")
+    if how == "nbgrader":
+        assert f"Autograded {A}: 3 students" in log and "at the boundary: copycat, mallory" in log, log[-3000:]
+    check_the_batch(course.root, log)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["nbgrader", "parallel"])
+def test_the_attacks_through_real_nbgrader_as_a_plain_user(how):
+    from test_rootless import plain_environment
+
+    user, base, bin_ = plain_environment()
+    where = base / f"boundary-{how}"
+    shutil.rmtree(where, ignore_errors=True)
+    root = where / "course"
+    shutil.copytree(REPO / "source" / A, root / "source" / A)
+    shutil.copy(REPO / "course_config.py", root / "course_config.py")
+    exchange = where / "exchange"
+    (root / "nbgrader_config.py").write_text(
+        f'c = get_config()\nload_subconfig("course_config.py")\nc.CourseDirectory.root = {str(root)!r}\n'
+        f'c.Exchange.root = {str(exchange)!r}\nc.ExchangeCollect.check_owner = False\n')
+    subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(where)], check=True)
+    env = {"PATH": f"{bin_}:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV": str(bin_.parent)}
+    done, _ = run([str(bin_ / "nbgrader"), "generate_assignment", A, "--force"], root, user, env)
+    assert done.returncode == 0, done.stderr[-4000:]
+    hand_in_the_attacks(root, exchange, "jax-tracing")
+    subprocess.run(["chown", "-R", "--no-dereference", f"{user.pw_uid}:{user.pw_gid}", str(where)], check=True)
+    grade = ([str(bin_ / "nbgrader"), "autograde", A] if how == "nbgrader" else
+             [str(bin_ / "python"), "-m", "autograder", "autograde", A, "--workers", "2"])
+    log = ""
+    for argv in ([str(bin_ / "nbgrader"), "collect", A], grade, [str(bin_ / "nbgrader"), "generate_feedback", A]):
+        done, seconds = run(argv, root, user, env)
+        log += done.stdout + done.stderr
+        assert done.returncode == 0, (argv, log[-6000:])
+        print(f"plain user, {how}: {' '.join(argv[1:3])} in {seconds:.1f} s")
+    assert "rootless jail" in log, log[-3000:]
+    check_the_batch(root, log)
