@@ -5,8 +5,9 @@ of the jail, ``python -I -S forkclient.py --socket PATH JAIL-ARGUMENTS...``. Thi
 process:
 
 - sends the fork server (:mod:`autograder.confinement.forkserver`) its pid, the
-  jail's arguments, its environment and its standard streams; the server forks
-  a kernel for it, confined by that pid's user and cgroup as the jail would;
+  jail's arguments, its environment and its standard streams (the kernel manager's
+  ``/dev/null`` and pipe, never nbgrader's terminal); the server forks a kernel for it,
+  confined by that pid's user and cgroup as the jail would;
 - passes every signal nbgrader sends it (an interrupt, a termination) on to the
   kernel;
 - and exits as the kernel exits, with its exit code or by its signal; or, if

@@ -14,8 +14,9 @@ asks for, forks:
 - a *monitor*, which forks the kernel, tells the client its pid and, when it
   ends, its exit code; if the client goes away first (nbgrader killed it), the
   monitor kills the kernel;
-- the *kernel*, single-threaded as the jail needs. It takes the client's
-  streams and environment, closes every other descriptor, draws new random
+- the *kernel*, single-threaded as the jail needs. It takes a session of its own (no
+  controlling terminal), the client's streams (nbgrader's ``/dev/null`` and pipe; a terminal
+  among them becomes ``/dev/null``) and environment, closes every other descriptor, draws new random
   seeds, builds the jail (:func:`autograder.confinement.jail.enter`, keyed to the
   client's pid, whose user and cgroup nbgrader cleans up after; its own network,
   IPC and mount namespaces, as a kernel started afresh gets; without root, the
@@ -242,7 +243,10 @@ def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
         signal.signal(signum, signal.SIG_IGN if signum in ignored else default)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the server's socket, the monitor's, anything inherited
+    # The server's socket, the monitor's, anything inherited closed; a terminal among the client's
+    # streams (nbgrader gives /dev/null and its own pipe) replaced by /dev/null. The jail does it
+    # again once built, keeping only what the kernel needs (rootless: its channel to init).
+    jail.keep_only_descriptors()
     os.environ.clear()
     os.environ.update({**_set_by_imports, **request["env"]})
     os.environ["JPY_PARENT_PID"] = str(monitor)  # the kernel exits if its parent does

@@ -23,8 +23,14 @@ itself, with the same arguments. Still root and still single-threaded, it:
   and no other kernel sees it;
 - puts the notebook's own folder back as an overlay: the kernel sees the student's
   files and may write beside them, but what it writes vanishes with the kernel;
-- and runs the kernel, which then drops to :func:`kernel_uid` once the sandbox
-  has loaded and hidden the grader (:mod:`autograder.confinement.sandbox`).
+- hides every terminal (:func:`hide_terminals`: ``/dev/pts`` an empty tmpfs, ``/dev/tty``,
+  ``/dev/console``, ``/dev/ptmx``, the consoles and serial lines covered by a file no one may
+  open), so the kernel can open no terminal of the instructor's, nor make one;
+- gives the kernel an IPython folder of its own in its private ``/tmp`` (:data:`IPYTHON_DIR`);
+- and runs the kernel, in a session of its own (no controlling terminal), with an explicit
+  descriptor table (:func:`keep_only_descriptors`: its three streams, nbgrader's ``/dev/null``
+  and pipe, and nothing else, whatever its number); the kernel then drops to :func:`kernel_uid`
+  once the sandbox has loaded and hidden the grader (:mod:`autograder.confinement.sandbox`).
 
 Nothing here imports the rest of the package: it runs before the kernel's Python.
 """
@@ -35,6 +41,7 @@ import argparse
 import contextlib
 import ctypes
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -46,11 +53,23 @@ SCRATCH = {"/tmp": "512m", "/var/tmp": "64m", "/dev/shm": "64m"}
 #: Size of the tmpfs over each other world-writable folder (``--private``): ``/run/lock`` and the like.
 PRIVATE_SIZE = "16m"
 MQUEUE = "/dev/mqueue"
+#: The kernel's IPython folder, in its private ``/tmp`` (the home the kernel is given is hidden:
+#: an empty folder it may not write in, or none at all).
+IPYTHON_DIR = "/tmp/.ipython"
+#: The pseudo-terminals' folder: an empty tmpfs in the kernel's view.
+PTS = "/dev/pts"
+#: Major numbers of terminal devices, whatever ``/proc/tty/drivers`` adds: BSD ptys (2, 3),
+#: virtual consoles and serial lines (4), ``/dev/tty``, ``/dev/console`` and ``/dev/ptmx`` (5), the
+#: consoles' screens (``/dev/vcs*``, 7), Unix98 pty masters and slaves (128-143).
+TERMINAL_MAJORS = frozenset({2, 3, 4, 5, 7, *range(128, 144)})
+#: Folders of ``/dev`` never searched for terminals: hidden whole, or private scratch.
+_NOT_SEARCHED = (PTS, "/dev/shm", MQUEUE)
 
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x40000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
+_MNT_DETACH = 2
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -85,6 +104,114 @@ def _bind(source: str, target: str, read_only: bool) -> None:
     mount(source, target, None, _MS_BIND | _MS_REC)
     if read_only:
         mount(None, target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID)
+
+
+def _umount_detached(target: str) -> None:
+    if _libc.umount2(_bytes(target), _MNT_DETACH) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"umount {target}: {os.strerror(errno)}")
+
+
+# --- terminals and descriptors (userns.py has the same, as it imports nothing of this file) ----------
+
+def terminal_majors() -> frozenset[int]:
+    """:data:`TERMINAL_MAJORS` and every major ``/proc/tty/drivers`` names (USB serial lines,
+    hypervisor consoles...): each is a terminal driver's, whatever the minor."""
+    majors = set(TERMINAL_MAJORS)
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        with open("/proc/tty/drivers", encoding="ascii") as drivers:
+            for line in drivers:
+                fields = line.split()
+                if len(fields) >= 4 and fields[2].isdigit():
+                    majors.add(int(fields[2]))
+    return frozenset(majors)
+
+
+def terminals(dev: str = "/dev") -> list[str]:
+    """Every terminal device file under ``dev`` (symbolic links not followed; ``/dev/pts``,
+    ``/dev/shm`` and ``/dev/mqueue`` not searched)."""
+    majors, found, stack = terminal_majors(), [], [dev]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and entry.path not in _NOT_SEARCHED:
+                stack.append(entry.path)
+            elif stat.S_ISCHR(info.st_mode) and os.major(info.st_rdev) in majors:
+                found.append(entry.path)
+    return sorted(found)
+
+
+def hide_terminals(scratch: str = "/tmp") -> int:
+    """In this (private) mount namespace: ``/dev/pts`` an empty read-only tmpfs, and each other
+    terminal device (:func:`terminals`) covered by an empty file of mode 000 owned by root, which
+    the kernel (no longer root when any cell runs) cannot open. That file lies on a tmpfs made in
+    ``scratch`` (the private ``/tmp``) and detached again: nothing of it is left to see. How many
+    devices were covered."""
+    devices = terminals()
+    if os.path.isdir(PTS) and not os.path.islink(PTS):
+        empty(PTS, size="4k", mode="755", read_only=True)
+    if not devices:
+        return 0
+    holder = os.path.join(scratch, ".autograder-no-terminal")
+    os.mkdir(holder, 0o700)
+    empty(holder, size="4k", mode="700")
+    void = os.path.join(holder, "terminal")
+    os.close(os.open(void, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0))
+    os.chmod(void, 0)
+    for device in devices:
+        mount(void, device, None, _MS_BIND)
+    _umount_detached(holder)
+    os.rmdir(holder)
+    return len(devices)
+
+
+def _harmless_stream(fd: int) -> bool:
+    """Whether descriptor ``fd`` may stay one of the kernel's streams: a pipe or socket (nbgrader's
+    own), or ``/dev/null``; not a terminal, a file of the instructor's, or closed."""
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        return False
+    if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+        return True
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == null.st_rdev
+
+
+def keep_only_descriptors(keep: tuple[int, ...] | list[int] = ()) -> None:
+    """The kernel's descriptor table made explicit: its streams 0, 1 and 2 as nbgrader gave them
+    (``/dev/null`` and the kernel manager's pipe), but ``/dev/null`` in place of any that is a
+    terminal, another file, or closed; every other descriptor closed, whatever its number, but
+    those in ``keep``."""
+    for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        if not _harmless_stream(fd):
+            null = os.open(os.devnull, flags)  # lands on fd itself if fd was closed
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    start = 3
+    for fd in sorted({fd for fd in keep if fd >= 3}):
+        os.closerange(start, fd)
+        start = fd + 1
+    os.closerange(start, os.sysconf("SC_OPEN_MAX"))
+
+
+def own_session() -> None:
+    """A session of this process's own, so it has no controlling terminal (nbgrader's kernel
+    launcher already made it one: then nothing to do)."""
+    if os.getsid(0) != os.getpid():
+        os.setsid()
 
 
 def pids_groups(pid: int) -> list[Path]:
@@ -160,7 +287,9 @@ def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None,
     user and cgroup: this process's own, unless a fork server
     (:mod:`autograder.confinement.forkserver`) made it for a launcher of that pid.
     ``private`` are world-writable folders made private as ``/tmp`` is; ``sockets`` is the
-    folder nbgrader made for this kernel's sockets, put back writable and given to its user."""
+    folder nbgrader made for this kernel's sockets, put back writable and given to its user.
+    On return the process holds its three streams and no other descriptor, and ``IPYTHONDIR``
+    names :data:`IPYTHON_DIR`."""
     owner = os.getpid() if owner is None else owner
     uid = kernel_uid(owner)
     join_pids_cgroup(owner, member=os.getpid())
@@ -201,9 +330,12 @@ def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None,
     if not os.path.isdir(cwd):
         _mountpoint(cwd, directory=True)
     _bind(merged, cwd, read_only=False)
+    hide_terminals()
     os.chdir(cwd)
     for fd in (*kept.values(), cwd_fd):
         os.close(fd)
+    os.environ["IPYTHONDIR"] = IPYTHON_DIR
+    keep_only_descriptors()
     return uid
 
 
@@ -227,6 +359,7 @@ def probe() -> None:
         _private_network_and_ipc()
         _private_mount_namespace()
         empty("/tmp", mode="1777")
+        hide_terminals()
     except OSError as error:
         print(error.strerror or error, file=sys.stderr)
         sys.exit(1)
@@ -260,6 +393,11 @@ def main(argv: list[str]) -> None:
         print(f"autograder: cannot confine the grading kernel: {error}", file=sys.stderr)
         sys.exit(70)
     os.environ[UID_ENV] = str(uid)
+    try:
+        own_session()
+    except OSError as error:
+        print(f"autograder: cannot confine the grading kernel: {error}", file=sys.stderr)
+        sys.exit(70)
     os.execv(kernel[0], kernel)
 
 

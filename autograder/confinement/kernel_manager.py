@@ -27,6 +27,16 @@ without root (an instructor on a shared server or a laptop), the rootless jail
 namespaces of the instructor's own; both for kernels started afresh and forked ones. nbgrader's
 log says once how kernels start and why (:meth:`ConfinedKernelManager.announce`).
 
+What a kernel holds of nbgrader's: no terminal, nor any descriptor but those it is given. Every
+kernel, confined or not, forked or fresh, starts with ``/dev/null`` as its standard input and,
+as its standard output and error, a pipe of this process's own (:class:`KernelStreams`), never
+nbgrader's own streams (a terminal, when run in one: ipykernel keeps copies of the streams it
+started with, and a cell could write to that terminal and read what the instructor types). What
+arrives on that pipe (a kernel that cannot start says why there) goes into nbgrader's log, each
+line with its control characters escaped, at most :data:`STREAM_LINES` lines per kernel. Both
+jails close every other descriptor, give the kernel a session of its own (no controlling
+terminal), and hide every terminal device from it.
+
 Where neither can work (not Linux, no user namespaces), no kernel starts: the first one stops the
 command (:class:`ConfinementUnavailable`), before any notebook is graded, with the reason and
 what to do. Only with ``c.ConfinedKernelManager.allow_unconfined = True`` do kernels then start
@@ -46,6 +56,7 @@ import tempfile
 import subprocess
 import sys
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -410,6 +421,73 @@ def fork_server(cmd: list[str], env: dict[str, str], log):
     return _server
 
 
+#: Lines of one kernel's own standard output and error (what it writes outside any cell: a
+#: kernel that cannot start says why there) that reach nbgrader's log; the rest are counted.
+STREAM_LINES = 100
+#: Characters of one such line that are shown.
+STREAM_LINE_CHARS = 2000
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (escape sequences, carriage returns,
+    bidirectional overrides) written as its escape: nothing a kernel writes moves the cursor,
+    retitles the instructor's terminal or rewrites a line already shown."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+class KernelStreams:
+    """The standard output and error of one kernel: a pipe of nbgrader's process, read by a
+    thread that puts each line into nbgrader's log (:func:`printable`, at most
+    :data:`STREAM_LINES` lines); always read to its end, so a kernel never blocks writing."""
+
+    def __init__(self, log):
+        self.log = log
+        self.read_end, self.write_end = os.pipe()  # both close-on-exec: Popen puts write_end on 1 and 2
+        self.thread = threading.Thread(target=self._relay, name="autograder-kernel-streams", daemon=True)
+        self.thread.start()
+
+    def launched(self) -> None:
+        """The kernel has its copy: this process's goes, so the pipe ends when the kernel's side does."""
+        if self.write_end is not None:
+            os.close(self.write_end)
+            self.write_end = None
+
+    def close(self, wait: float = 1.0) -> None:
+        self.launched()
+        self.thread.join(wait)
+
+    def _relay(self) -> None:
+        counts = {"shown": 0, "cut": 0}
+
+        def say(line: bytes) -> None:
+            if counts["shown"] >= STREAM_LINES:
+                counts["cut"] += 1
+                return
+            counts["shown"] += 1
+            text = printable(line.decode("utf-8", "backslashreplace"))
+            if len(text) > STREAM_LINE_CHARS:
+                text = f"{text[:STREAM_LINE_CHARS]} ... ({len(text) - STREAM_LINE_CHARS} more characters)"
+            self.log.warning("autograder: the grading kernel wrote: %s", text)
+
+        pending = b""
+        try:
+            while chunk := os.read(self.read_end, 65536):
+                *lines, pending = (pending + chunk).split(b"\n")
+                if len(pending) > 4 * STREAM_LINE_CHARS:  # a line without end: shown (cut short) as one
+                    lines.append(pending)
+                    pending = b""
+                for line in lines:
+                    say(line)
+            if pending:
+                say(pending)
+        except OSError:
+            pass
+        finally:
+            os.close(self.read_end)
+        if counts["cut"]:
+            self.log.warning("autograder: the grading kernel wrote %d more lines, not shown", counts["cut"])
+
+
 class ReadyKernelClient(AsyncKernelClient):
     """The kernel client nbgrader executes with, ready as soon as the kernel has answered.
 
@@ -464,6 +542,8 @@ class ConfinedKernelManager(AsyncKernelManager):
     client_factory = Type(ReadyKernelClient, klass=AsyncKernelClient, config=True)
     #: The confined kernel's folder of sockets (:func:`sockets_folder`); None for a kernel unconfined.
     private_folder: str | None = None
+    #: The running kernel's standard output and error (:class:`KernelStreams`).
+    streams: KernelStreams | None = None
 
     async def _async_pre_start_kernel(self, **kw):
         if not can_confine() and not self.allow_unconfined:
@@ -485,7 +565,7 @@ class ConfinedKernelManager(AsyncKernelManager):
         kw["env"][SAFE_PATH] = "1"
         if not can_confine():
             self.announce(None, None)
-            return cmd, kw
+            return cmd, self._given_streams(kw)
         cwd = kw.get("cwd") or os.getcwd()
         hidden = hidden_paths(self.config)
         hide = [arg for path in hidden for arg in ("--hide", path)]
@@ -497,8 +577,18 @@ class ConfinedKernelManager(AsyncKernelManager):
             server = None  # root whose root jail failed: a fork server as root would build that one
         self.announce(cmd, server)
         if server is not None:
-            return [sys.executable, "-I", "-S", str(_FORKCLIENT), "--socket", server.path, *jail_arguments], kw
-        return [sys.executable, str(_JAIL if jail_mode() == ROOT else _USERNS), *jail_arguments], kw
+            launcher = [sys.executable, "-I", "-S", str(_FORKCLIENT), "--socket", server.path]
+        else:
+            launcher = [sys.executable, str(_JAIL if jail_mode() == ROOT else _USERNS)]
+        return [*launcher, *jail_arguments], self._given_streams(kw)
+
+    def _given_streams(self, kw: dict) -> dict:
+        """Nothing of nbgrader's own streams (its terminal, when run in one): ``/dev/null`` as the
+        kernel's input, a pipe of ours (:class:`KernelStreams`) as its output and error. Popen
+        closes every other descriptor of nbgrader's; the jail closes anything else."""
+        self._close_streams()
+        self.streams = KernelStreams(self.log)
+        return {**kw, "stdin": subprocess.DEVNULL, "stdout": self.streams.write_end, "stderr": self.streams.write_end}
 
     def announce(self, cmd: list[str] | None, server) -> None:
         """Say once per process, in nbgrader's log, how grading kernels start and why; when they run
@@ -524,12 +614,26 @@ class ConfinedKernelManager(AsyncKernelManager):
         self.log.info("autograder: grading kernels start in %s, %s; the kernelspec runs: %s",
                       where, how, " ".join(cmd or []))
 
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        try:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+        finally:
+            if self.streams is not None:
+                self.streams.launched()
+
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         pid = getattr(self.provisioner, "pid", None)
         await super()._async_cleanup_resources(restart=restart)
         if pid and can_confine():
             kill_leftovers(pid)
         self._remove_private_folder()
+        self._close_streams()
+
+    def _close_streams(self) -> None:
+        """Hear the last of the kernel's streams (its processes are gone: the pipe has ended)."""
+        if self.streams is not None:
+            self.streams.close()
+            self.streams = None
 
     def _remove_private_folder(self) -> None:
         if self.private_folder is not None:
