@@ -39,8 +39,9 @@ c.Execute.extra_arguments = [
 from autograder.confinement import converters as _boundary  # noqa: E402
 
 c.ExchangeFactory.collect = "autograder.confinement.converters.BoundedCollect"
-c.SubmissionBoundary.max_file_bytes = 20 * 2**20
-c.SubmissionBoundary.max_submission_bytes = 50 * 2**20
+# nbgrader's own sizes for collect (100 MB a file, 100 MB a submission), now kept for every kind of file.
+c.SubmissionBoundary.max_file_bytes = 100_000_000
+c.SubmissionBoundary.max_submission_bytes = 100_000_000
 _boundary.install()
 
 # In nbgrader's own process, around the kernel: the grade cells are judged here, and outputs

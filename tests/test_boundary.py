@@ -49,7 +49,7 @@ def limits(file_bytes=1 << 20, submission_bytes=3 << 20) -> SubmissionBoundary:
 
 
 def refused(src: Path, dest: Path, **kw) -> dict[str, str]:
-    return {r.path: r.why for r in copy_submission(str(src), str(dest), kw.pop("limits", limits()), **kw)}
+    return {r.path: r.why for r in copy_submission(str(src), str(dest), kw.pop("limits", limits()), **kw).refused}
 
 
 def test_regular_files_and_folders_are_copied_byte_for_byte(tmp_path):
@@ -118,9 +118,48 @@ def test_the_submission_folder_itself_must_be_a_folder(tmp_path):
     (target / "a.ipynb").write_text("the victim's work")
     os.symlink(target, tmp_path / "copycat")
     got = copy_submission(str(tmp_path / "copycat"), str(tmp_path / "out"), limits())
-    assert [r.sentence() for r in got] == [
+    assert got.sentences() == [
         "submission refused: copycat/ (the submission's folder) is a symbolic link"]
     assert os.listdir(tmp_path / "out") == []
+
+
+def test_a_hard_link_is_read_in_the_course_own_folders(tmp_path):
+    """``submitted/`` after a collect is the course's: a backup made with hard links must not
+    cost anyone their notebook; in the exchange, where students write, the rule holds."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.ipynb").write_text("{}")
+    os.link(src / "a.ipynb", tmp_path / "backup.ipynb")
+    assert refused(src, tmp_path / "exchange-copy") == {"a.ipynb": "has 2 hard links (only a file of its own is read)"}
+    assert refused(src, tmp_path / "course-copy", one_link=False) == {}
+
+
+def test_a_timestamp_nbgrader_cannot_read_is_refused(tmp_path):
+    for text in ("garbage", "9999-12-31 23:59:59 -1400", "1970-01-01 00:00:00 UTC", "2026-01-01 10:00:00 UTC"):
+        src = tmp_path / f"in-{len(os.listdir(tmp_path))}"
+        src.mkdir()
+        (src / "timestamp.txt").write_text(text)
+        got = refused(src, tmp_path / f"out-{src.name}")
+        expected = {} if text.startswith("2026") else {"timestamp.txt": "does not hold a time nbgrader can read"}
+        assert got == expected, (text, got)
+
+
+def test_a_notebook_that_swells_when_parsed_is_refused_unparsed(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "swells.ipynb").write_text('{"cells": [' + ",".join(["[]"] * 600_000) + "]}")  # 1.2 MB, 600k values
+    (src / "honest.ipynb").write_bytes((REPO / "tests" / "samples" / A / "correct.ipynb").read_bytes())
+    got = refused(src, tmp_path / "out", limits=limits(8 << 20, 16 << 20))
+    assert got == {"swells.ipynb": "is a notebook of more than 500,000 values once parsed (the course reads at most that)"}, got
+
+
+def test_a_record_keeps_fifty_refusals_and_counts_the_rest(tmp_path):
+    from autograder.confinement.boundary import read_record, write_record
+
+    write_record(str(tmp_path), [f"submission refused: f{i} is a symbolic link" for i in range(120)])
+    lines = read_record(str(tmp_path))
+    assert len(lines) == 51 and lines[49] == "submission refused: f49 is a symbolic link"
+    assert lines[50] == "submission refused: 70 more entries, each for a reason above"
 
 
 # ---------------------------------------------------------------- real nbgrader
@@ -156,6 +195,12 @@ def hand_in_the_attacks(course_root: Path, exchange: Path, course_id: str) -> No
     (mallory / "line\nbreak.txt").write_text("x")
     (mallory / "timestamp.txt").unlink()
     os.symlink("/dev/ptmx", mallory / "timestamp.txt")
+    stamp = _inbound(exchange, course_id, "stamp")  # nbgrader's own collect stops for everyone on it
+    shutil.copyfile(correct, stamp / f"{A}.ipynb")
+    (stamp / "timestamp.txt").write_text("garbage")
+    nameless = exchange / course_id / "inbound" / f"nameless+{A}+garbage+abcd"  # so does nbgrader's collect
+    nameless.mkdir()
+    shutil.copyfile(correct, nameless / f"{A}.ipynb")
 
 
 def check_the_batch(course_root: Path, log: str) -> None:
@@ -163,12 +208,17 @@ def check_the_batch(course_root: Path, log: str) -> None:
 
     with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}") as gb:
         full = gb.find_assignment(A).max_code_score
-        got = {s: gb.find_submission(A, s).code_score for s in ("victim", "copycat", "mallory")}
+        got = {s: gb.find_submission(A, s).code_score for s in ("victim", "copycat", "mallory", "stamp")}
+        assert {s.student.id for s in gb.assignment_submissions(A)} == set(got), "the nameless folder was collected"
         flagged = {s: all(nb.flagged for nb in gb.find_submission(A, s).notebooks) for s in got}
         comments = "\n".join(c.auto_comment or "" for nb in gb.find_submission(A, "copycat").notebooks
                              for c in nb.comments)
-    assert got == {"victim": full, "copycat": 0, "mallory": full}, (got, log[-6000:])
-    assert flagged == {"victim": False, "copycat": True, "mallory": True}, flagged
+    assert got == {"victim": full, "copycat": 0, "mallory": full, "stamp": full}, (got, log[-6000:])
+    assert flagged == {"victim": False, "copycat": True, "mallory": True, "stamp": True}, flagged
+    assert "Not collected: the inbound folder nameless+" in log, log[-3000:]
+    assert "timestamp.txt does not hold a time nbgrader can read" in (course_root / "feedback" / "stamp" / A / RECORD).read_text()
+    assert (course_root / "submitted" / "stamp" / A / "timestamp.txt").read_text().endswith(" UTC")
+    assert not list(course_root.glob(".graded-submissions-*")), "a private copy was left behind"
     assert f"submission refused: {A}.ipynb is a symbolic link" in comments, comments
 
     for step in ("submitted", "autograded", "feedback"):
@@ -219,7 +269,11 @@ def test_the_attacks_through_real_nbgrader_as_root(tmp_path, how):
         assert done.returncode == 0, (argv, log[-6000:])
         print(f"{how}: {argv[3]} in {seconds:.1f} s")
     if how == "nbgrader":
-        assert f"Autograded {A}: 3 students" in log and "at the boundary: copycat, mallory" in log, log[-3000:]
+        assert f"Autograded {A}: 4 students" in log and "at the boundary: copycat, mallory, stamp" in log, log[-3000:]
+    backup = tmp_path / "backup.ipynb"  # a backup made with hard links (cp -al) costs no one their notebook
+    os.link(course.root / "submitted" / "victim" / A / f"{A}.ipynb", backup)
+    done, _ = run([sys.executable, "-m", "nbgrader", "autograde", A, "--force", "--student", "victim"], course.root, env=env)
+    assert done.returncode == 0 and "refused" not in done.stderr, done.stderr[-3000:]
     check_the_batch(course.root, log)
 
 
@@ -254,3 +308,15 @@ def test_the_attacks_through_real_nbgrader_as_a_plain_user(how):
         print(f"plain user, {how}: {' '.join(argv[1:3])} in {seconds:.1f} s")
     assert "rootless jail" in log, log[-3000:]
     check_the_batch(root, log)
+
+
+def test_a_killed_run_leaves_no_copy_for_long(tmp_path):
+    """A private copy whose run's process is gone is removed by the next run; a live one is kept."""
+    from autograder.confinement.converters import _remove_stale_stages, _stage_prefix
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / f"{_stage_prefix()}{dead.pid}-abc").mkdir()
+    (tmp_path / f"{_stage_prefix()}{os.getpid()}-def").mkdir()
+    _remove_stale_stages(str(tmp_path))
+    assert os.listdir(tmp_path) == [f"{_stage_prefix()}{os.getpid()}-def"]

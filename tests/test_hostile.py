@@ -50,6 +50,7 @@ from nbgrader.exchange.default import ExchangeSubmit
 from test_rootless import as_user, plain_environment
 from traitlets.config import Config
 
+from autograder.confinement.boundary import RECORD
 from autograder.confinement.jail import PROCESSES  # not from the sandbox: importing it confines this very process
 from autograder.confinement.preprocessors import grader_lines
 from autograder.grading.cells import is_autograder_test
@@ -92,10 +93,12 @@ class Batch:
         return self.course.feedback_dir / student / assignment / f"{assignment}.html"
 
 
-def _hand_in(course: scratch.Course, cid: str, student: str, notebooks: dict[str, Path], files: dict[str, str]):
+def _hand_in(course: scratch.Course, cid: str, student: str, notebooks: dict[str, Path], files: dict[str, str],
+             links: dict[str, str]):
     """What ``nbgrader submit`` does, run in this process with nbgrader's own ExchangeSubmit
     (tests/test_cycle.py runs the command itself): the student's assignment folder, the
-    notebook and any files next to it, copied into the exchange's inbound folder."""
+    notebook and any files next to it, copied into the exchange's inbound folder; then the
+    entry's links, written into that inbound folder as its student could."""
     home = course.home(student)
     for assignment, notebook in notebooks.items():
         folder = home / assignment
@@ -113,6 +116,12 @@ def _hand_in(course: scratch.Course, cid: str, student: str, notebooks: dict[str
         config.Exchange.assignment_dir = str(home)
         coursedir = CourseDirectory(config=config)
         ExchangeSubmit(coursedir=coursedir, authenticator=Authenticator(config=config), config=config).start()
+        if links:
+            (inbound,) = (course.exchange / cid / "inbound").glob(f"{student}+{assignment}+*")
+            for relative, target in links.items():
+                (inbound / relative).parent.mkdir(parents=True, exist_ok=True)
+                (inbound / relative).unlink(missing_ok=True)
+                os.symlink(target.format(course=course.root), inbound / relative)
 
 
 def _read_scores(course: scratch.Course):
@@ -183,13 +192,13 @@ def batch(request, tmp_path_factory) -> Batch:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
 
-    hand_ins = [(CORRECT, {a: SAMPLES / a / "correct.ipynb" for a in COURSE_ASSIGNMENTS}, {})]
-    hand_ins.append((VICTIM, {"static_max_mode": SAMPLES / "static_max_mode" / "correct.ipynb"}, {}))
+    hand_ins = [(CORRECT, {a: SAMPLES / a / "correct.ipynb" for a in COURSE_ASSIGNMENTS}, {}, {})]
+    hand_ins.append((VICTIM, {"static_max_mode": SAMPLES / "static_max_mode" / "correct.ipynb"}, {}, {}))
     for entry in CORPUS:
         folder = work / "built" / entry.student
         folder.mkdir(parents=True)
         path = build(entry.assignment, entry.build, folder / f"{entry.assignment}.ipynb")
-        hand_ins.append((entry.student, {entry.assignment: path}, dict(entry.files)))
+        hand_ins.append((entry.student, {entry.assignment: path}, dict(entry.files), dict(entry.links)))
 
     course = scratch.prepare_course(work / "course", repo)
     with (course.root / "nbgrader_config.py").open("a") as config:
@@ -206,12 +215,14 @@ def batch(request, tmp_path_factory) -> Batch:
     source_before = tree_digest(course.root / "source")
 
     seconds, log = _grade(course, mode, plain)
-    count = sum(len(notebooks) for _, notebooks, _ in hand_ins)
+    count = sum(len(notebooks) for _, notebooks, _, _ in hand_ins)
     print(f"\nhostile batch ({mode}): grading {count} submissions took {seconds:.0f} s")
 
-    handed_in = {
-        (student, a): {f"{a}.ipynb": path.read_bytes(), **{k: v.encode() for k, v in files.items()}}
-        for student, notebooks, files in hand_ins
+    handed_in = {  # what the boundary lets through: a linked name is refused, whatever it points to
+        (student, a): {name: data for name, data in
+                       {f"{a}.ipynb": path.read_bytes(), **{k: v.encode() for k, v in files.items()}}.items()
+                       if name not in links}
+        for student, notebooks, files, links in hand_ins
         for a, path in notebooks.items()
     }
     scores, manual = _read_scores(course)
@@ -423,6 +434,7 @@ def test_no_feedback_shows_instructor_solutions(batch, entry):
 def test_other_students_files_are_unchanged(batch):
     """Each submitted and autograded folder holds what its own student handed in, and nothing else."""
     expected_extra = {"timestamp.txt", "submission_secret.txt"}  # the exchange's
+    linked = {entry.student: entry.links for entry in CORPUS if entry.links}
     for (student, assignment), files in batch.handed_in.items():
         submitted = batch.course.root / "submitted" / student / assignment
         for relative, content in files.items():
@@ -433,7 +445,11 @@ def test_other_students_files_are_unchanged(batch):
             continue
         names = {str(p.relative_to(autograded)) for p in autograded.rglob("*")
                  if p.is_file() and "__pycache__" not in p.parts}  # Python's own, of a handed-in module
-        assert names == set(files) | expected_extra, f"{student}/{assignment}: {sorted(names)}"
+        # The boundary's record of what it refused; a refused notebook is graded as released.
+        refused = {RECORD, f"{assignment}.ipynb"} if student in linked else set()
+        assert names == set(files) | expected_extra | refused, f"{student}/{assignment}: {sorted(names)}"
+        for link in linked.get(student, ()):
+            assert not (submitted / link).exists() and not (submitted / link).is_symlink(), f"{student}: {link}"
 
 
 @slow

@@ -26,11 +26,14 @@ class report reads it there.
 
 from __future__ import annotations
 
+import datetime
 import errno
 import fnmatch
 import os
 import stat
-from dataclasses import dataclass
+import subprocess
+import sys
+from dataclasses import dataclass, field
 
 from traitlets import Int
 from traitlets.config import LoggingConfigurable
@@ -40,6 +43,12 @@ RECORD = "submission-refused.txt"
 #: Folders within folders a submission may hold, and entries in all.
 MAX_DEPTH = 8
 MAX_ENTRIES = 1000
+#: Lines of refusals a record keeps (then one line says how many more there were).
+RECORD_LINES = 50
+#: JSON values a notebook may hold once parsed. A course notebook with its outputs holds a few
+#: thousand; nbgrader's own process parses it, validates it and copies it several times, so a file
+#: under the size cap made of many tiny values costs gigabytes there.
+NOTEBOOK_VALUES = 500_000
 _CHUNK = 1 << 20
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -49,12 +58,14 @@ _MiB = 1 << 20
 class SubmissionBoundary(LoggingConfigurable):
     """The sizes a submission may have (``c.SubmissionBoundary.max_file_bytes = ...``)."""
 
+    # Defaults: nbgrader's own limits for collect (CourseDirectory.max_file_size and max_dir_size,
+    # 100000 kilobytes each), which it reads with a size a device reports as 0.
     max_file_bytes = Int(
-        20 * _MiB, config=True,
+        100_000_000, config=True,
         help="The largest file a submission may hold, notebook included, in bytes (apparent size).",
     )
     max_submission_bytes = Int(
-        50 * _MiB, config=True, help="The most bytes a submission may hold in all, in bytes (apparent size).",
+        100_000_000, config=True, help="The most bytes a submission may hold in all, in bytes (apparent size).",
     )
 
 
@@ -99,20 +110,23 @@ def _kind(mode: int) -> str | None:
 class _Copy:
     """One submission being copied: the budget it has left and what it refused."""
 
-    def __init__(self, limits: SubmissionBoundary, ignore: list[str], reserved: tuple[str, ...]):
+    def __init__(self, limits: SubmissionBoundary, ignore: list[str], reserved: tuple[str, ...], one_link: bool):
         self.limits = limits
         self.ignore = ignore
         self.reserved = reserved
+        self.one_link = one_link
         self.total = 0
         self.entries = 0
         self.refused: list[Refusal] = []
         self.copied: list[str] = []
+        self.latest_change = 0.0
 
     def refuse(self, path: str, why: str) -> None:
         self.refused.append(Refusal(shown(path), why))
 
     def folder(self, src_fd: int, dest: str, rel: str, depth: int) -> None:
         os.makedirs(dest, mode=0o755, exist_ok=True)
+        self.latest_change = max(self.latest_change, os.fstat(src_fd).st_ctime)
         for name in sorted(os.listdir(src_fd)):
             path = f"{rel}/{name}" if rel else name
             if any(fnmatch.fnmatch(name, pattern) for pattern in self.ignore):
@@ -164,7 +178,8 @@ class _Copy:
             if why:
                 self.refuse(path, why)
                 return
-            if st.st_nlink != 1:
+            self.latest_change = max(self.latest_change, st.st_ctime)
+            if self.one_link and st.st_nlink != 1:
                 self.refuse(path, f"has {st.st_nlink} hard links (only a file of its own is read)")
                 return
             cap = self.limits.max_file_bytes
@@ -186,6 +201,14 @@ class _Copy:
                 return
         finally:
             os.close(fd)
+        if path == "timestamp.txt" and readable_time(bytes(data).decode("utf-8", "replace")) is None:
+            self.refuse(path, "does not hold a time nbgrader can read")
+            return
+        if "/" not in path and path.endswith(".ipynb"):
+            why = notebook_problem(bytes(data))
+            if why:
+                self.refuse(path, why)
+                return
         self.total += len(data)
         out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         with os.fdopen(out, "wb") as f:
@@ -193,12 +216,26 @@ class _Copy:
         self.copied.append(path)
 
 
+@dataclass
+class Copied:
+    """What :func:`copy_submission` did: what it refused, and when the submission last changed."""
+
+    refused: list[Refusal] = field(default_factory=list)
+    #: The latest status change (``st_ctime``) of the folders and files it read: a time no student can set.
+    latest_change: float = 0.0
+
+    def sentences(self) -> list[str]:
+        return [r.sentence() for r in self.refused]
+
+
 def copy_submission(src: str, dest: str, limits: SubmissionBoundary, ignore: list[str] = (),
-                    reserved: tuple[str, ...] = (RECORD,)) -> list[Refusal]:
+                    reserved: tuple[str, ...] = (RECORD,), one_link: bool = True) -> Copied:
     """Copy the submission folder ``src`` into ``dest`` (which must not exist), entry by entry as
-    the module says; return what was refused. ``src`` itself must be a real folder: if it is
-    not, nothing is copied, ``dest`` is made empty and the one refusal names the folder."""
-    copy = _Copy(limits, list(ignore), reserved)
+    the module says. ``src`` itself must be a real folder: if it is not, nothing is copied,
+    ``dest`` is made empty and the one refusal names the folder. ``one_link=False`` accepts files
+    with other names too: for the course's own folders (``submitted/`` after a collect, which a
+    backup made with hard links may share), never for the exchange, where students write."""
+    copy = _Copy(limits, list(ignore), reserved, one_link)
     try:
         fd = os.open(src, _DIR_FLAGS)
     except OSError as error:
@@ -207,14 +244,71 @@ def copy_submission(src: str, dest: str, limits: SubmissionBoundary, ignore: lis
             why = _kind(os.lstat(src).st_mode) or f"could not be read ({error.strerror})"
         except OSError:
             why = "could not be read"
-        return [Refusal(shown(os.path.basename(src.rstrip("/"))) + "/", f"(the submission's folder) {why}")]
+        return Copied([Refusal(shown(os.path.basename(src.rstrip("/"))) + "/", f"(the submission's folder) {why}")])
     try:
         if os.path.exists(dest):
             raise FileExistsError(errno.EEXIST, "the boundary copies into a new folder only", dest)
         copy.folder(fd, dest, "", 0)
     finally:
         os.close(fd)
-    return copy.refused
+    return Copied(copy.refused, copy.latest_change)
+
+
+def readable_time(text: str | None) -> datetime.datetime | None:
+    """The time in ``text`` as nbgrader reads a timestamp (``parse_utc``: naive, in UTC), or None when nbgrader
+    could not read it or it is not a time a submission can have (before 2000, or tomorrow)."""
+    from nbgrader.utils import parse_utc
+
+    if not text or len(text) > 100:
+        return None
+    try:
+        when = parse_utc(text.strip())  # naive, in UTC, as nbgrader compares times
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        if datetime.datetime(2000, 1, 1) <= when <= now + datetime.timedelta(days=1):
+            return when
+    except Exception:  # noqa: BLE001 - dateutil raises ValueError, OverflowError, its ParserError...
+        pass
+    return None
+
+
+_NOTEBOOK_CHECK = f"""
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+try:
+    value = json.loads(sys.stdin.buffer.read())
+except (ValueError, RecursionError):
+    print("ok")  # not JSON: nbgrader says so itself, for this notebook alone
+    sys.exit()
+count, stack = 0, [value]
+while stack:
+    item = stack.pop()
+    count += 1
+    if count > {NOTEBOOK_VALUES}:
+        print("too-many")
+        sys.exit()
+    if isinstance(item, dict):
+        stack.extend(item.values())
+    elif isinstance(item, list):
+        stack.extend(item)
+print("ok")
+"""
+
+
+def notebook_problem(data: bytes) -> str | None:
+    """Why nbgrader's process should not parse the notebook ``data``; None when it may. Parsed in a
+    process of its own, within 1 GiB and 60 s, so a notebook built to swell costs only that."""
+    if data.count(b"{") + data.count(b"[") + data.count(b",") < NOTEBOOK_VALUES // 2:
+        return None  # fewer separators than values it could hold: no need to look closer
+    try:
+        said = subprocess.run([sys.executable, "-I", "-S", "-c", _NOTEBOOK_CHECK], input=data, capture_output=True,
+                              timeout=60).stdout.decode().strip()
+    except subprocess.TimeoutExpired:
+        said = "too-slow"
+    if said == "ok":
+        return None
+    if said == "too-many":
+        return f"is a notebook of more than {NOTEBOOK_VALUES:,} values once parsed (the course reads at most that)"
+    return "is a notebook the course could not parse within 1 GiB and 60 s"
 
 
 def read_record(folder: str) -> list[str]:
@@ -228,17 +322,25 @@ def read_record(folder: str) -> list[str]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
             return []
-        text = os.read(fd, 64 * 1024).decode("utf-8", "replace")
+        text = os.read(fd, 256 * 1024).decode("utf-8", "replace")
     finally:
         os.close(fd)
-    return [shown(line) for line in text.splitlines() if line.strip()]
+    return [shown(line) for line in text.splitlines() if line.strip()][:RECORD_LINES + 1]  # as write_record keeps them
+
+
+def kept(lines: list[str], limit: int = RECORD_LINES) -> list[str]:
+    """The first ``limit`` of ``lines``, and one line saying how many more there were."""
+    if len(lines) <= limit:
+        return list(lines)
+    return [*lines[:limit], f"submission refused: {len(lines) - limit} more entries, each for a reason above"]
 
 
 def write_record(folder: str, lines: list[str]) -> None:
-    """Note ``lines`` (each a refusal's sentence) in ``folder``'s :data:`RECORD`."""
+    """Note ``lines`` (each a refusal's sentence; at most :data:`RECORD_LINES` kept) in
+    ``folder``'s :data:`RECORD`."""
     if lines:
         with open(os.path.join(folder, RECORD), "w", encoding="utf-8") as f:
-            f.write("".join(f"{line}\n" for line in lines))
+            f.write("".join(f"{line}\n" for line in kept(lines)))
 
 
 def read_timestamp_text(folder: str) -> str | None:

@@ -22,19 +22,23 @@ the notebook is graded as usual, with the reason at its top.
 
 from __future__ import annotations
 
+import datetime
 import glob
 import os
 import re
 import shutil
+import socket
 import tempfile
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde, GenerateFeedback
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.utils import check_mode
 
 from autograder.confinement.boundary import (
-    RECORD, SubmissionBoundary, copy_submission, read_record, shown, write_record,
+    RECORD, SubmissionBoundary, copy_submission, kept, read_record, read_timestamp_text, readable_time, shown,
+    write_record,
 )
 
 #: What marks the course's note cell in an autograded notebook.
@@ -64,15 +68,43 @@ def _with_note(path: str, lines: list[str], replaced: bool) -> None:
     nbformat.write(nb, path)
 
 
-class _ThroughTheBoundary:
-    """A converter that reads a private copy of its input, made through the boundary."""
+#: Refusals of one submission the log shows one by one; the rest are counted (the record keeps 50).
+LOGGED = 10
+#: The course's own folders (``autograded/``) may hold more than a student may hand in: nbgrader adds
+#: outputs (the confined kernel keeps a notebook's within 32 MiB) to a notebook within the student's cap.
+OWN_FOLDERS_FACTOR = 4
 
-    #: Files of the input the boundary refuses by name (the course's record, where a student could forge it).
+
+def _stage_prefix() -> str:
+    return f".graded-submissions-{socket.gethostname()}-"
+
+
+def _remove_stale_stages(root: str) -> None:
+    """Private copies left by a run of this machine that was killed (its process is gone)."""
+    prefix = _stage_prefix()
+    for name in os.listdir(root):
+        if name.startswith(prefix):
+            pid = name[len(prefix):].split("-", 1)[0]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+
+
+class _ThroughTheBoundary:
+    """A converter that reads a private copy of its input, made through the boundary.
+
+    The copy lies in the course's own folder (hidden: ``.graded-submissions-<host>-<pid>-*``, mode
+    0700), so it is exposed to no one the course's ``submitted/`` and ``autograded/`` are not; the
+    jail hides the course folder from every kernel but for the kernel's own notebook folder."""
+
+    #: Names at the top of the input the boundary refuses (a student's file posing as the course's record).
     reserved: tuple[str, ...] = ()
+    #: Names at the top of the input it skips, unread (the course's record, read on its own).
+    skipped: tuple[str, ...] = ()
 
     def start(self) -> None:
-        self._stage_root = tempfile.mkdtemp(prefix="autograder-boundary-")
-        os.chmod(self._stage_root, 0o711)  # a kernel's user may pass through to its folder, not list it
+        root = self.coursedir.root
+        _remove_stale_stages(root)
+        self._stage_root = tempfile.mkdtemp(prefix=f"{_stage_prefix()}{os.getpid()}-", dir=root)  # mode 0700
         self.refusals: dict[tuple[str, str], list[str]] = {}
         try:
             self._stage()
@@ -95,8 +127,11 @@ class _ThroughTheBoundary:
             notebook_filename = os.path.join(self._stage_root, *os.path.normpath(notebook_filename).split(os.sep)[-3:])
         return super().init_single_notebook_resources(notebook_filename)
 
+    def _limits(self) -> SubmissionBoundary:
+        return SubmissionBoundary(parent=self)
+
     def _stage(self) -> None:
-        limits = SubmissionBoundary(parent=self)
+        limits = self._limits()
         pattern = self._real_source(self.coursedir.assignment_id, self.coursedir.student_id)
         for folder in sorted(glob.glob(pattern)):
             student_folder, assignment_id = os.path.split(os.path.normpath(folder))
@@ -111,23 +146,31 @@ class _ThroughTheBoundary:
                 os.makedirs(dest, mode=0o755)
             else:
                 earlier = read_record(folder) if not os.path.islink(folder) else []
-                refused = earlier + [r.sentence() for r in copy_submission(
-                    folder, dest, limits, ignore=self.coursedir.ignore, reserved=self.reserved)]
+                refused = earlier + copy_submission(
+                    folder, dest, limits, ignore=[*self.coursedir.ignore, *self.skipped], reserved=self.reserved,
+                    one_link=False).sentences()
             if refused:
                 self._handle_refused(assignment_id, student_id, dest, refused)
 
     def _handle_refused(self, assignment_id: str, student_id: str, dest: str, refused: list[str]) -> None:
-        for line in refused:
-            self.log.warning("%s (student %s, assignment %s)", line, shown(student_id), shown(assignment_id))
-        self.refusals[(assignment_id, student_id)] = refused
+        log_refusals(self.log, refused, f"student {shown(student_id)}, assignment {shown(assignment_id)}")
+        self.refusals[(assignment_id, student_id)] = kept(refused)
         write_record(dest, refused)
+
+
+def log_refusals(log, refused: list[str], whose: str) -> None:
+    for line in refused[:LOGGED]:
+        log.warning("%s (%s)", line, whose)
+    if len(refused) > LOGGED:
+        log.warning("submission refused: %d more entries (%s; all in %s)", len(refused) - LOGGED, whose, RECORD)
 
 
 class BoundedAutograde(_ThroughTheBoundary, Autograde):
     """nbgrader's Autograde, reading ``submitted/`` through the boundary; ends with a score line
-    per assignment when run as ``nbgrader autograde``."""
+    per assignment when run as ``nbgrader autograde``. The record a collect wrote there is read on
+    its own and carried on."""
 
-    reserved = (RECORD,)
+    skipped = (RECORD,)
 
     def _handle_refused(self, assignment_id, student_id, dest, refused):
         super()._handle_refused(assignment_id, student_id, dest, refused)
@@ -188,18 +231,80 @@ def _is_the_cli(parent) -> bool:
 
 class BoundedGenerateFeedback(_ThroughTheBoundary, GenerateFeedback):
     """nbgrader's GenerateFeedback, reading ``autograded/`` through the boundary (the course's own
-    record there goes on to ``feedback/``)."""
+    record there goes on to ``feedback/``), with room for what autograding added."""
+
+    def _limits(self) -> SubmissionBoundary:
+        limits = SubmissionBoundary(parent=self)
+        return SubmissionBoundary(max_file_bytes=limits.max_file_bytes * OWN_FOLDERS_FACTOR,
+                                  max_submission_bytes=limits.max_submission_bytes * OWN_FOLDERS_FACTOR)
 
 
 class BoundedCollect(ExchangeCollect):
-    """nbgrader's collect, copying each submission out of ``inbound/`` through the boundary."""
+    """nbgrader's collect, copying each submission out of ``inbound/`` through the boundary.
+
+    Students write ``inbound/`` (mode 0733), so what they can set is checked here too: a folder whose
+    name holds no readable time is skipped with a warning (nbgrader stops the whole collect on it),
+    and a ``timestamp.txt`` that is missing or unreadable is written from the folder's name. A
+    timestamp earlier than the submission's files last changed (their ``ctime``, which no student
+    can set) by more than :data:`STAMP_SLACK` seconds is named in the log: it may dodge a late penalty.
+    """
+
+    #: Seconds between nbgrader submit's timestamp and its copy's last change, past which the log warns.
+    STAMP_SLACK = 600
+
+    def init_src(self) -> None:
+        """nbgrader 0.9.6's ``init_src``, less the folders whose name is not ``student+assignment+time+...``."""
+        if self.coursedir.course_id == "":
+            self.fail("No course id specified. Re-run with --course flag.")
+        self.course_path = os.path.join(self.root, self.coursedir.course_id)
+        self.inbound_path = os.path.join(self.course_path, "inbound")
+        if not os.path.isdir(self.inbound_path):
+            self.fail(f"Course not found: {self.inbound_path}")
+        if not check_mode(self.inbound_path, read=True, execute=True):
+            self.fail(f"You don't have read permissions for the directory: {self.inbound_path}")
+        student_id = self.coursedir.student_id if self.coursedir.student_id else "*"
+        pattern = os.path.join(self.inbound_path, f"{student_id}+{self.coursedir.assignment_id}+*")
+        records = []
+        for path in glob.glob(pattern):
+            name = os.path.basename(path)
+            parts = name.rsplit("+", 3)
+            when = readable_time(parts[2]) if len(parts) >= 3 else None
+            if when is None or not name.isprintable():
+                self.log.warning("Not collected: the inbound folder %s has no readable time in its name", shown(name))
+                continue
+            records.append({"username": parts[0], "filename": name, "timestamp": when})
+        by_user: dict[str, list[dict]] = {}
+        for record in records:
+            by_user.setdefault(record["username"], []).append(record)
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            try:
+                self.duedate = gb.find_assignment(self.coursedir.assignment_id).duedate
+            except MissingEntry:
+                self.duedate = None
+        self.src_records = []
+        for group in by_user.values():
+            group = self._sort_by_timestamp(group)
+            on_time = [r for r in group if self.duedate is not None and r["timestamp"] <= self.duedate]
+            self.src_records.append(on_time[0] if self.before_duedate and on_time else group[0])
 
     def do_copy(self, src: str, dest: str, log=None) -> None:
-        refused = [r.sentence() for r in copy_submission(
-            src, dest, SubmissionBoundary(parent=self), ignore=self.coursedir.ignore)]
-        for line in refused:
-            self.log.warning("%s (in %s)", line, shown(os.path.basename(src)))
+        copied = copy_submission(src, dest, SubmissionBoundary(parent=self), ignore=self.coursedir.ignore)
+        refused = copied.sentences()
+        log_refusals(self.log, refused, f"in {shown(os.path.basename(src))}")
         write_record(dest, refused)
+        claimed = readable_time(read_timestamp_text(dest))
+        if claimed is None:
+            parts = os.path.basename(src).rsplit("+", 3)
+            claimed = readable_time(parts[2]) if len(parts) >= 3 else None
+            if claimed is not None:
+                with open(os.path.join(dest, "timestamp.txt"), "w") as f:
+                    f.write(claimed.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+        claimed_at = claimed.replace(tzinfo=datetime.timezone.utc).timestamp() if claimed else None
+        if claimed_at is not None and copied.latest_change - claimed_at > self.STAMP_SLACK:
+            changed = datetime.datetime.fromtimestamp(copied.latest_change, datetime.timezone.utc)
+            self.log.warning("%s is stamped %s, but its files last changed at %s: a late submission stamped early?",
+                             shown(os.path.basename(src)), claimed.isoformat(" ", "seconds"),
+                             changed.isoformat(" ", "seconds"))
 
 
 def install() -> None:

@@ -59,6 +59,9 @@ class Hostile:
     gap: Gap | None = None
     #: Files handed in next to the notebook (relative path -> text).
     files: Mapping[str, str] = field(default_factory=dict)
+    #: Links put into the exchange's inbound folder after the submit (relative path -> target;
+    #: ``{course}`` is the course's root): what a student who writes there directly hands in.
+    links: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def student(self) -> str:

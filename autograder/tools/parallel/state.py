@@ -31,9 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.utils import parse_utc
 
-from autograder.confinement.boundary import is_regular_file, read_timestamp_text
+from autograder.confinement.boundary import is_regular_file, read_timestamp_text, readable_time
 from autograder.grading.cells import autograder_tests
 from autograder.tools.errors import ParallelError
 from autograder.tools.parallel.worker import with_busy_timeout
@@ -169,12 +168,9 @@ def _ran(cell: dict) -> bool:
 
 
 def _timestamp(folder: Path):
-    """The submission's ``timestamp.txt`` read through the boundary (never a link's target)."""
-    text = read_timestamp_text(str(folder))
-    try:
-        return parse_utc(text) if text else None
-    except ValueError:
-        return None
+    """A ``timestamp.txt`` read through the boundary (never a link's target); None when it holds no
+    time nbgrader can read."""
+    return readable_time(read_timestamp_text(str(folder)))
 
 
 def is_complete(course: Course, gb: Gradebook, assignment: str, student: str) -> bool:
@@ -183,7 +179,7 @@ def is_complete(course: Course, gb: Gradebook, assignment: str, student: str) ->
     if not dest.is_dir():
         return False
     submitted_at = _timestamp(src)
-    graded_at = course.coursedir.get_existing_timestamp(str(dest))
+    graded_at = _timestamp(dest)
     if submitted_at is not None and (graded_at is None or submitted_at > graded_at):
         return False
     try:

@@ -266,6 +266,8 @@ def plan(api, assignment: str, students: list[str] | None, force: bool) -> dict:
         return {"plan": state.plan(state.Course(api.coursedir), assignment, students, force)}
     except ParallelError as error:
         return {"error": str(error)}
+    except Exception as error:  # noqa: BLE001 - whatever the course's folders hold, the coordinator is told why
+        return {"error": f"autograde: reading the course to plan failed: {type(error).__name__}: {error}"}
 
 
 def _kernels(api) -> dict:
