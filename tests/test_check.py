@@ -154,6 +154,28 @@ def test_a_missing_sample_and_an_empty_corpus(course):
     ]
 
 
+def test_a_sample_whose_read_only_cell_is_not_the_releases(course):
+    """A sample carrying an older text of a read-only cell, or missing one, is named with its cell; its own
+    answers are its own (nbgrader autograde keeps those and warns of neither)."""
+    released = f"release/{A}/{A}.ipynb"
+    edit_cell(course, f"tests/samples/{A}/partial.ipynb", "trace_watch",
+              lambda nb, c: setattr(c, "source", c.source.replace("class ", "class  ", 1)))
+    edit_cell(course, f"tests/samples/{A}/correct.ipynb", "check_modes", lambda nb, c: nb.cells.remove(c))
+    edit_cell(course, f"tests/samples/{A}/correct.ipynb", "test_traces",
+              lambda nb, c: c.metadata.nbgrader.update(points=5))
+    edit_cell(course, f"tests/samples/{A}/empty.ipynb", "choose",
+              lambda nb, c: setattr(c, "source", "choose = None  # an answer: the sample's own\n"))
+    fix = (f"copy the cell from {released} into the sample, keeping the sample's own answer cells (a sample is "
+           "the release notebook with its answers)")
+    assert lines(course) == [
+        f"tests/samples/{A}/correct.ipynb, cell 'check_modes': missing: {released} has this read-only cell; {fix}",
+        f"tests/samples/{A}/correct.ipynb, cell 'test_traces': read-only, but not {released}'s: its points "
+        f"(nbgrader autograde warns that the student edited it); {fix}",
+        f"tests/samples/{A}/partial.ipynb, cell 'trace_watch': read-only, but not {released}'s: its source "
+        f"(nbgrader autograde warns that the student edited it); {fix}",
+    ]
+
+
 def test_a_property_module_importing_the_graders_internals(course):
     module = course / "autograder" / "properties" / f"test_{A}.py"
     text = module.read_text()

@@ -29,3 +29,13 @@ def is_autograder_test(cell: dict) -> bool:
 def autograder_tests(notebook: dict) -> list[dict]:
     """The notebook's autograder test cells, in order."""
     return [cell for cell in notebook.get("cells", []) if is_autograder_test(cell)]
+
+
+def is_read_only(cell: dict) -> bool:
+    """A cell the student may not change, as nbgrader reads it (``nbgrader.utils.is_locked``): a grade cell
+    that is no answer, or a cell marked locked. ``nbgrader autograde`` puts the release's text back in such
+    a cell, warning that the student edited it when its checksum differs."""
+    meta = nbgrader_of(cell)
+    if not meta or meta.get("solution"):
+        return False
+    return bool(meta.get("grade")) or bool(meta.get("locked"))

@@ -13,6 +13,8 @@ one line naming the notebook, the cell and the fix:
   shows no solution, hidden test or grader line;
 - every assignment has sample submissions (correct, partial, empty) and a corpus of
   submissions, ``tests/corpus/<a>/correct.py`` and wrong ones;
+- every read-only cell of a sample is the release's, word for word: the samples are the release
+  notebook with their own answers, so that ``nbgrader autograde`` warns of no edited cell for them;
 - the mutants of every reference were graded since the notebook, the property module or the kit
   last changed, and every survivor is declared equivalent, with a reason
   (:mod:`autograder.tools.mutants.record`).
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.grading.cells import autograder_tests, nbgrader_of
+from autograder.grading.cells import autograder_tests, is_read_only, nbgrader_of
 from autograder.grading.registry import MODULE_PREFIX
 from autograder.tools.errors import CycleError
 from autograder.tools.mutants import record as mutants_record
@@ -91,6 +93,7 @@ def check(root: Path, regenerate: bool = True) -> list[Problem]:
             problems += _grade_cells(layout, assignment, groups)
         problems += _release_hides(layout, assignment)
         problems += _examples(layout, assignment)
+        problems += _samples_in_step(layout, assignment)
         problems += [Problem(*found) for found in mutants_record.problems(layout.root, assignment)]
     if regenerate and both:
         problems += _release_in_sync(layout, both)
@@ -313,6 +316,41 @@ def _examples(layout: Layout, assignment: str) -> list[Problem]:
     if not [p for p in corpus.glob("*.py") if p.stem != "correct"]:
         problems.append(Problem(layout.rel(corpus), "has no wrong submission",
                                 "add submissions that lose points the way students do (docs/authoring.md)"))
+    return problems
+
+
+def _samples_in_step(layout: Layout, assignment: str) -> list[Problem]:
+    """Each read-only cell of the release, in each sample, as the release has it (its text, its kind, its
+    points): nbgrader autograde compares them by checksum and warns that the student edited a read-only cell."""
+    released = layout.notebook("release", assignment)
+    if not released.is_file():
+        return []  # reported by _release_hides
+    release = nbformat.read(released, as_version=4)
+    fixed = {nbgrader_of(c).get("grade_id"): c for c in release.cells if is_read_only(c)}
+    problems = []
+    for kind in SAMPLE_KINDS:
+        path = layout.root / "tests" / "samples" / assignment / f"{kind}.ipynb"
+        if not path.is_file():
+            continue  # reported by _examples
+        fix = (f"copy the cell from {layout.rel(released)} into the sample, keeping the sample's own answer "
+               "cells (a sample is the release notebook with its answers)")
+        sample = {nbgrader_of(c).get("grade_id"): c for c in nbformat.read(path, as_version=4).cells
+                  if nbgrader_of(c).get("grade_id")}
+        for grade_id, cell in fixed.items():
+            here = f"{layout.rel(path)}, cell {grade_id!r}"
+            mine = sample.get(grade_id)
+            if mine is None:
+                problems.append(Problem(here, f"missing: {layout.rel(released)} has this read-only cell", fix))
+                continue
+            differs = [what for what, a, b in (
+                ("source", mine.source, cell.source), ("cell type", mine.cell_type, cell.cell_type),
+                ("read-only mark", is_read_only(mine), True),
+                ("points", nbgrader_of(mine).get("points"), nbgrader_of(cell).get("points")),
+            ) if a != b]
+            if differs:
+                problems.append(Problem(here, f"read-only, but not {layout.rel(released)}'s: its "
+                                        f"{' and '.join(differs)} (nbgrader autograde warns that the student "
+                                        "edited it)", fix))
     return problems
 
 
