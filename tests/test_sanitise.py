@@ -288,3 +288,111 @@ def test_markdown_too_long_to_parse_is_shown_as_written_without_being_parsed():
     assert slow in shown and markdown_hazards(shown) == set()
     page = markdown2html_mistune(shown)
     assert "<script" not in page and "<img" not in page and "&lt;script&gt;" in page
+
+
+# ---------------------------------------------------------------- ScrubGraderSource: only the grader's own lines
+
+def _numpy_traceback() -> tuple[list[str], str]:
+    """A real NumPy traceback of a student's self-check, as the kernel shows it (IPython's coloured frames,
+    each with the lines around it) and as ``traceback.print_exc`` prints it."""
+    import sys
+    import traceback
+
+    import numpy as np
+    from IPython.core.ultratb import AutoFormattedTB
+
+    try:
+        np.testing.assert_allclose([1.0, 2.0], [1.0, 3.0])
+    except AssertionError:
+        kind, error, tb = sys.exc_info()
+        shown = AutoFormattedTB(mode="Context", theme_name="linux").structured_traceback(kind, error, tb)
+        return shown, traceback.format_exc()
+    raise AssertionError("assert_allclose did not raise")
+
+
+def _grader_function() -> list[str]:
+    """The lines of a grader function as ``inspect.getsource`` gives them (a student printing it)."""
+    import inspect
+
+    from autograder.grading import grade
+
+    return inspect.getsource(grade._run_one).splitlines()
+
+
+def test_a_students_numpy_traceback_is_left_whole():
+    """NumPy's own lines around a frame (``except ValueError:``) are lines of the grader too, but under
+    NumPy's frame they are NumPy's: nothing of the traceback goes, in the text or through the preprocessor."""
+    from autograder.confinement.preprocessors import REMOVED, ScrubGraderSource, _long_lines, scrub
+
+    shown, printed = _numpy_traceback()
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(shown))
+    assert "except ValueError:" in plain and "except ValueError:" in _long_lines(), \
+        "the traceback no longer shows a line NumPy shares with the grader: pick another"
+    assert [scrub(part) for part in shown] == shown
+    assert scrub(printed) == printed
+    cell = new_code_cell("import numpy as np\nnp.testing.assert_allclose([1.0, 2.0], [1.0, 3.0])", outputs=[
+        new_output("error", ename="AssertionError", evalue="Not equal", traceback=shown),
+        new_output("stream", name="stderr", text=printed),
+    ])
+    before = copy.deepcopy(cell)
+    ScrubGraderSource().preprocess_cell(cell, {}, 0)
+    assert cell == before and REMOVED not in str(cell)
+
+
+def test_a_lone_line_a_library_has_too_stays_and_a_lone_grader_line_goes():
+    from autograder.confinement.preprocessors import REMOVED, grader_lines, library_lines, scrub
+
+    assert "except ValueError:" in library_lines()
+    assert scrub("caught it\nexcept ValueError:\nfine") == "caught it\nexcept ValueError:\nfine"
+    distinctive = next(line for line in _grader_function() if line.strip() in grader_lines())
+    assert scrub(f"before\n{distinctive}\nafter") == f"before\n{REMOVED}\nafter"
+
+
+@pytest.mark.parametrize("form", ["plain", "numbered", "coloured", "html"])
+def test_grader_source_printed_whole_is_removed_every_line(form):
+    """A grader function printed as it is, with a listing's line numbers, in IPython's colours, or as
+    markup: every line of it goes, short and generic ones (``return ...``, ``)``) too."""
+    from html import escape
+
+    from autograder.confinement.preprocessors import REMOVED, scrub, scrub_html
+
+    source = _grader_function()
+    if form == "numbered":
+        lines = [f"{n:5d} | {line}" for n, line in enumerate(source, 100)]
+    elif form == "coloured":
+        lines = [f"\x1b[92m{n:5d}\x1b[39m \x1b[38;5;255m{line}\x1b[39m" for n, line in enumerate(source, 100)]
+    elif form == "html":
+        lines = [f"<div>{escape(line)}</div>" for line in source]
+    else:
+        lines = source
+    text = "my own output\n" + "\n".join(lines) + "\nmore of my own output"
+    out = (scrub_html(text) if form == "html" else scrub(text)).split("\n")
+    mark = REMOVED if form != "html" else escape(REMOVED)
+    assert out[0] == "my own output" and out[-1] == "more of my own output"
+    body = out[1:-1]
+    assert [line for line in body if line != mark and re.sub(r"<[^>]+>", "", line).strip()] == []
+    assert body.count(mark) == sum(1 for line in source if line.strip())
+
+
+def test_a_grader_frame_loses_its_source_and_a_library_frame_keeps_its_own():
+    """A traceback through the grader (a frame under any copy of the package) shows no grader line; a
+    forged library frame cannot shelter a grader line that the library's file does not hold."""
+    import os
+
+    from autograder.confinement.preprocessors import REMOVED, grader_lines, scrub
+
+    source = _grader_function()
+    distinctive = next(line.strip() for line in source if line.strip() in grader_lines())
+    through_grader = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/jail/site-packages/autograder/grading/grade.py", line 120, in _run_one\n'
+        "    return x\n"
+        "           ^\n"
+        "ValueError: bad")
+    assert scrub(through_grader).split("\n") == [
+        "Traceback (most recent call last):",
+        '  File "/opt/jail/site-packages/autograder/grading/grade.py", line 120, in _run_one',
+        REMOVED, "           ^", "ValueError: bad"]
+    forged = f'  File "{os.__file__}", line 1, in <module>\n    {distinctive}\n    except ValueError:'
+    assert scrub(forged).split("\n") == [f'  File "{os.__file__}", line 1, in <module>', REMOVED,
+                                        "    except ValueError:"]

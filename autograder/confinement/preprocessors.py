@@ -12,7 +12,9 @@ import contextlib
 import html
 import json
 import math
+import os
 import re
+import stat
 import time
 from functools import lru_cache
 
@@ -28,56 +30,240 @@ from autograder.grading import feedback, judge, reach, registry
 from autograder.grading.cells import GRADE_CALL, is_autograder_test
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-#: What tracebacks and listings put before a source line: arrows, line numbers.
-_PREFIX = re.compile(r"^[\s\-=>|]*\d*[\s|:]*")
-_SHORTEST = 16  # shorter lines (``return None``, ``)``) say nothing about the grader
+#: What tracebacks and listings put before a source line: arrows, line numbers, IPython's ``(...)``.
+_PREFIX = re.compile(r"^[\s\-=>|]*(?:\(\.\.\.\)[\s\-=>|]*)?\d*[\s|:]*")
+_SHORTEST = 16  # shorter lines (``return None``, ``)``) say nothing about the grader on their own
 REMOVED = "[line removed: it belongs to the hidden grader]"
+#: A traceback frame's first line, naming its file: Python's ``File "PATH", line N, in NAME`` and
+#: IPython's ``File PATH:N, in NAME(ARGS)``. The lines under it, indented or arrowed, are that file's.
+_FRAME = re.compile(r'^\s*File\s+(?:"(?P<quoted>[^"\n]+)", line \d+|(?P<bare>\S.*?):\d+)(?:, in .*)?\s*$')
+#: A line of a frame that shows no source: the carets under a Python 3.11 frame's line.
+_MARKS = re.compile(r"[\^~\s]*")
+_FRAME_CHARACTERS = 4096  # a longer line is no frame header (and the pattern never meets a megabyte line)
+_LIBRARY_FILE_BYTES = 8 * 2**20  # a library frame's file is read to check its lines only up to this size
 
 
 @lru_cache(maxsize=1)
 def grader_lines() -> frozenset[str]:
-    """Every distinctive line of the grading package's source."""
-    lines = set()
-    for path in PACKAGE_ROOT.rglob("*.py"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            line = line.strip()
+    """Every distinctive line of the grading package's source: stripped, at least 16 characters, and in no
+    library of this Python (:func:`library_lines`), so that shown alone it is the grader's."""
+    return _long_lines() - library_lines()
+
+
+@lru_cache(maxsize=1)
+def _long_lines() -> frozenset[str]:
+    """The grading package's lines of at least 16 characters, stripped, a library's or not."""
+    return frozenset(line for lines in _grader_sources().values() for line in lines if len(line) >= _SHORTEST)
+
+
+@lru_cache(maxsize=1)
+def _grader_sources() -> dict[str, tuple[str, ...]]:
+    """Each file of the grading package (its path inside the package) and its lines, stripped, blank ones left
+    out: what a run of printed lines is held to, in order."""
+    sources = {}
+    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+        sources[path.relative_to(PACKAGE_ROOT).as_posix()] = tuple(line for line in lines if line)
+    return sources
+
+
+@lru_cache(maxsize=1)
+def _positions() -> dict[str, tuple[tuple[str, int], ...]]:
+    """Where each grader line of 16 characters or more stands: ``(file, index among its non-blank lines)``."""
+    found: dict[str, list[tuple[str, int]]] = {}
+    for name, lines in _grader_sources().items():
+        for index, line in enumerate(lines):
             if len(line) >= _SHORTEST:
-                lines.add(line)
-    return frozenset(lines)
+                found.setdefault(line, []).append((name, index))
+    return {line: tuple(where) for line, where in found.items()}
+
+
+def _library_roots() -> list[str]:
+    """Where this Python's libraries live: the standard library and site-packages (never the grader)."""
+    import site
+    import sysconfig
+
+    paths = {sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    with contextlib.suppress(Exception):  # site may lack them in an embedded or virtual Python
+        paths.update(site.getsitepackages())
+        paths.add(site.getusersitepackages())
+    roots = sorted({os.path.realpath(p) for p in paths if p and os.path.isdir(p)})
+    # a folder inside another is walked with it
+    return [r for r in roots if not any(r != o and r.startswith(o + os.sep) for o in roots)]
+
+
+def _is_grader_copy(folder: str) -> bool:
+    return (os.path.basename(folder) == PACKAGE_ROOT.name
+            and os.path.isfile(os.path.join(folder, "confinement", "preprocessors.py")))
+
+
+@lru_cache(maxsize=1)
+def library_lines() -> frozenset[str]:
+    """The grader's lines of 16 characters or more that a library of this Python has too (``except ValueError:``,
+    ``import numpy as np``): shown alone, such a line says nothing of the grader.
+
+    Read once per process, and only when an output shows a grader line outside a library's own
+    traceback frame (a second or two over the standard library and site-packages)."""
+    wanted = {line.encode("utf-8") for line in _long_lines()}
+    found: set[bytes] = set()
+    grader = os.path.realpath(PACKAGE_ROOT)
+    for root in _library_roots():
+        for folder, subfolders, files in os.walk(root):
+            subfolders[:] = [d for d in subfolders if d != "__pycache__" and not _is_grader_copy(os.path.join(folder, d))
+                             and os.path.realpath(os.path.join(folder, d)) != grader]
+            for name in files:
+                if not name.endswith(".py"):
+                    continue
+                try:
+                    with open(os.path.join(folder, name), "rb") as f:
+                        data = f.read()
+                except OSError:
+                    continue
+                found.update(wanted.intersection(map(bytes.strip, data.splitlines())))
+    return frozenset(line.decode("utf-8") for line in found)
+
+
+def _grader_file(path: str) -> str | None:
+    """The grader file a frame's path names (any copy of the package: the kernel may import another), else None."""
+    parts = path.replace("\\", "/").split("/")
+    sources = _grader_sources()
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] == PACKAGE_ROOT.name and "/".join(parts[i + 1:]) in sources:
+            return "/".join(parts[i + 1:])
+    return None
+
+
+@lru_cache(maxsize=64)
+def _library_file(path: str) -> frozenset[str] | None:
+    """The stripped lines of the library file a frame names (a regular ``.py`` file under the standard library
+    or site-packages, not the grader's), else None: its own lines, shown under its frame, are not the grader's."""
+    real = os.path.realpath(os.path.expanduser(path))
+    if not real.endswith(".py") or not any(real.startswith(root + os.sep) for root in _library_roots()):
+        return None
+    if any(_is_grader_copy(folder) for folder in _parents(real)):
+        return None
+    try:  # never a FIFO's open that waits, never a link swapped in since realpath
+        descriptor = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as f:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        try:
+            data = f.read(_LIBRARY_FILE_BYTES + 1)
+        except OSError:
+            return None
+    if len(data) > _LIBRARY_FILE_BYTES:
+        return None
+    return frozenset(line.strip() for line in data.decode("utf-8", "replace").splitlines())
+
+
+def _parents(path: str):
+    while True:
+        parent = os.path.dirname(path)
+        if parent == path:
+            return
+        path = parent
+        yield path
+
+
+def _frame(line: str) -> re.Match | None:
+    """The frame header ``line`` is, if it is one (a line too long for a path is none)."""
+    return _FRAME.match(line) if len(line) <= _FRAME_CHARACTERS and "File" in line[:64] else None
+
+
+def _candidates(variants: tuple[str, ...]):
+    """The texts a line may show source as: each variant stripped, and without a traceback's prefix."""
+    for text in variants:
+        yield text.strip()
+        yield _PREFIX.sub("", text, count=1).strip()
+
+
+def _removed(lines: list[tuple[str, ...]]) -> set[int]:
+    """The indices of the lines that show the grader's source; each line is given as the texts it reads as
+    (its first is the text a reader sees).
+
+    A line goes when it is really the grader's:
+
+    - a source line of a traceback frame of a grader file (under ``File ".../autograder/...py", line N``);
+    - a distinctive grader line (16 characters or more that no library of this Python has), and every line
+      around it that goes on showing the same grader file in order, short or generic ones too;
+
+    never a line a library's own frame shows from that library's file, nor a lone line that a library has
+    as well (NumPy's ``except ValueError:`` in a student's traceback)."""
+    known, positions, sources = _long_lines(), _positions(), _grader_sources()
+    removed: set[int] = set()
+    owned: set[int] = set()  # lines a library's frame shows from its own file
+    index = 0
+    while index < len(lines):
+        frame = _frame(lines[index][0])
+        index += 1
+        if frame is None:
+            continue
+        path = frame["quoted"] or frame["bare"]
+        grader = _grader_file(path)
+        library = None if grader else _library_file(path)
+        while index < len(lines):
+            shown = lines[index][0]
+            if not shown.strip() or shown[:1] not in (" ", "\t", "-") or _frame(shown):
+                break
+            texts = [t for t in _candidates(lines[index]) if t]
+            if texts and not _MARKS.fullmatch(texts[0]):
+                if grader:
+                    removed.add(index)
+                elif library is not None and any(t in library for t in texts):
+                    owned.add(index)
+            index += 1
+    order = [i for i, variants in enumerate(lines) if any(v.strip() for v in variants)]
+    for at, i in enumerate(order):
+        if i in removed or i in owned:
+            continue
+        line = next((t for t in _candidates(lines[i]) if t in known), None)
+        if line is None or line in library_lines():
+            continue
+        removed.add(i)
+        for name, start in positions.get(line, ()):
+            removed.update(_run(lines, order, at, sources[name], start, owned))
+    return removed
+
+
+def _run(lines: list[tuple[str, ...]], order: list[int], at: int, source: tuple[str, ...], start: int,
+         owned: set[int]) -> list[int]:
+    """The lines around ``lines[order[at]]`` (source line ``start`` of a grader file) that go on showing that
+    file's lines in order, blank lines skipped on both sides."""
+
+    def shows(step: int) -> bool:
+        k, s = at + step, start + step
+        return (0 <= k < len(order) and 0 <= s < len(source) and order[k] not in owned
+                and source[s] in _candidates(lines[order[k]]))
+
+    first = last = 0
+    while shows(last + 1):
+        last += 1
+    while shows(first - 1):
+        first -= 1
+    return order[at + first:at + last + 1]
 
 
 def scrub(text: str) -> str:
-    """Replace each line of ``text`` that shows a line of grader source."""
-    known = grader_lines()
-    out = []
-    for line in text.split("\n"):
-        plain = _ANSI.sub("", line).strip()
-        if plain in known or _PREFIX.sub("", plain, count=1).strip() in known:
-            out.append(REMOVED)
-        else:
-            out.append(line)
-    return "\n".join(out)
+    """Replace each line of ``text`` that shows the grader's source (:func:`_removed` says which)."""
+    lines = text.split("\n")
+    removed = _removed([(_ANSI.sub("", line),) for line in lines])
+    return "\n".join(REMOVED if i in removed else line for i, line in enumerate(lines))
 
 
 _TAG = re.compile(r"<[^>]*>")
 
 
 def scrub_html(text: str) -> str:
-    """:func:`scrub` for markup: a line goes when its text (tags dropped, entities decoded) is grader source.
+    """:func:`scrub` for markup: a line is read as its text (tags dropped, entities decoded) and as it is.
 
     The course's own HTML feedback puts one line of text on each line of markup
     (:func:`autograder.grading.feedback.render_html`), so this sees each line a reader sees.
     """
-    known = grader_lines()
-    out = []
-    for line in text.split("\n"):
-        plain = html.unescape(_TAG.sub("", _ANSI.sub("", line))).strip()
-        raw = _ANSI.sub("", line).strip()
-        if any(t in known or _PREFIX.sub("", t, count=1).strip() in known for t in (plain, raw)):
-            out.append(html.escape(REMOVED))
-        else:
-            out.append(line)
-    return "\n".join(out)
+    lines = text.split("\n")
+    removed = _removed([(html.unescape(_TAG.sub("", _ANSI.sub("", line))), _ANSI.sub("", line)) for line in lines])
+    return "\n".join(html.escape(REMOVED) if i in removed else line for i, line in enumerate(lines))
 
 
 def _scrub_value(value, scrubber=scrub):
