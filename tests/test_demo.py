@@ -4,6 +4,7 @@ student, and ends with the grade table, where everything is, and how long it too
 
 from __future__ import annotations
 
+import csv
 import re
 import subprocess
 import sys
@@ -33,6 +34,13 @@ def full_points() -> float:
     return sum(c.metadata.nbgrader["points"] for c in nb.cells if is_autograder_test(c))
 
 
+def hand_points() -> float:
+    """What the answers graded by hand are worth: the grade cells that are no autograder test."""
+    nb = nbformat.read(REPO / "source" / A / f"{A}.ipynb", as_version=4)
+    return sum(c.metadata.nbgrader["points"] for c in nb.cells
+               if c.metadata.get("nbgrader", {}).get("grade") and not is_autograder_test(c))
+
+
 @pytest.mark.slow
 def test_the_demo_says_each_step_as_it_starts_and_ends(demo):
     proc, _ = demo
@@ -50,15 +58,37 @@ def test_the_demo_says_each_step_as_it_starts_and_ends(demo):
 @pytest.mark.slow
 def test_the_demo_grades_through_the_parallel_command_and_ends_with_the_table(demo):
     proc, course = demo
-    full = full_points()
+    full, hand = full_points(), hand_points()
+    assert hand > 0, "the assignment has no answer graded by hand: the table's second column says nothing"
     lines = proc.stdout.splitlines()
+    assert any(re.search(rf"demo: 3 sample students x 1 assignment \({A}\)$", line) for line in lines), lines[:3]
     for kind in ("correct", "partial", "empty"):
         assert any(re.match(rf"\[\d/3\] sample-{kind}\s+[\d.]+/{full:g} points", line) for line in lines), kind
-    table = {line.split()[0]: line.split()[1] for line in lines if line.startswith("sample-")}
-    assert table["sample-correct"] == f"{full:g}/{full:g}"
-    assert table["sample-empty"] == f"0/{full:g}"
-    partial = float(table["sample-partial"].split("/")[0])
+    header = next(line for line in lines if line.startswith("assignment "))
+    assert re.split(r"\s{2,}", header) == ["assignment", "student", "automatic", "by hand"]
+    table = {cells[1]: cells[2:] for cells in (re.split(r"\s{2,}", line) for line in lines if line.startswith(A + " "))}
+    assert set(table) == {"sample-correct", "sample-partial", "sample-empty"}
+    # automatic and hand-graded points apart: nobody has graded the written answers yet
+    assert table["sample-correct"] == [f"{full:g}/{full:g}", f"-/{hand:g} (not graded yet)"]
+    assert table["sample-empty"] == [f"0/{full:g}", f"-/{hand:g} (not graded yet)"]
+    partial = float(table["sample-partial"][0].split("/")[0])
     assert 0 < partial < full
+    assert any(line.startswith("by hand: the written answers") and "grades.csv counts one not graded yet as 0" in line
+               for line in lines)
+    # grades.csv says the same: the automatic points, of the automatic and the hand-graded ones together
+    with open(course / "grades.csv", newline="") as f:
+        rows = {row["student_id"]: row for row in csv.DictReader(f) if row["assignment"] == A}
+    for sid, (automatic, _) in table.items():
+        points, most = automatic.split("/")
+        assert float(rows[sid]["score"]) == float(points), rows[sid]
+        assert float(rows[sid]["max_score"]) == float(most) + hand, rows[sid]
     assert f"feedback HTML: {course / 'feedback'}" in lines
     assert f"class report:  {course / 'reports'} ({A}.html)" in lines
     assert (course / "reports" / f"{A}.html").is_file()
+
+
+def test_counts_say_one_and_many():
+    from autograder.tools.words import counted
+
+    assert [counted(n, "student") for n in (0, 1, 2)] == ["0 students", "1 student", "2 students"]
+    assert counted(1, "sample student") == "1 sample student" and counted(2, "class", "classes") == "2 classes"

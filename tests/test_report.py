@@ -212,12 +212,91 @@ def test_command_prints_the_summary_and_the_page(course, built):
     proc = subprocess.run([sys.executable, "-m", "autograder", "report", A], cwd=course.root,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert f"{A}: 5 students, mean {built.mean_score:.2f} of 6 points" in proc.stdout
+    assert f"{A}: 5 students, mean {built.mean_score:.2f} of 6 automatic points" in proc.stdout
+    assert ("Answers graded by hand are worth 2 more points, not counted above: none of 5 graded so far."
+            in proc.stdout.splitlines())
     hardest = built.hardest()
     for p in hardest:
         assert f"{p.group} / {p.name} ({len(p.passed)} of 5)" in proc.stdout
     assert f"report: {course.root / 'reports' / (A + '.html')}" in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def hand_graded(root: Path) -> dict[str, tuple[float, float, int]]:
+    """Per student: the points given by hand so far, what the hand-graded answers are worth, and how many of
+    them are not graded yet, through nbgrader's Gradebook objects."""
+    from nbgrader.api import Gradebook
+
+    out = {}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        for sub in gb.find_assignment(A).submissions:
+            grades = [g for nb in sub.notebooks for g in nb.grades
+                      if g.cell_type != "code" or g.name in {c.name for c in nb.notebook.solution_cells}]
+            out[sub.student.id] = (sum(g.manual_score or 0 for g in grades), sum(g.max_score for g in grades),
+                                   sum(g.manual_score is None for g in grades))
+    return out
+
+
+@slow
+def test_hand_graded_points_are_apart_from_the_automatic_ones(course, built, tmp_path):
+    """The histogram, the mean and the scores are automatic points; the answers graded by hand are shown
+    apart, as not graded yet, and once a grader gives them points, as given, the automatic ones unchanged."""
+    expected = hand_graded(course.root)
+    assert set(expected.values()) == {(0, 2, 1)}, expected  # one written answer of 2 points, not graded yet
+    assert built.hand_max == 2 and built.hand_graded() == []
+    assert {sid: s.hand_shown() for sid, s in built.students.items()} == {
+        sid: "-/2 (not graded yet)" for sid in expected}
+    page = (course.root / "reports" / f"{A}.html").read_text()
+    assert "Answers graded by hand are worth 2 more points, not counted above: none of 5 graded so far." in page
+    assert "<th>automatic points</th><th>graded by hand</th>" in page
+    assert page.count("<td>-/2 (not graded yet)</td>") == 5
+
+    root = copy_course(course, tmp_path / "c")
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:  # as formgrader saves a grade
+        grade = gb.find_grade("pause_and_reason", A, A, "sample-correct")
+        grade.manual_score = 1.5
+        gb.db.commit()
+    assert hand_graded(root)["sample-correct"] == (1.5, 2, 0)
+    report = class_report.build(A, root)
+    assert report.students["sample-correct"].hand_shown() == "1.5/2"
+    assert report.students["sample-partial"].hand_shown() == "-/2 (not graded yet)"
+    assert report.hand_graded() == ["sample-correct"]
+    assert report.scores == built.scores and report.mean_score == built.mean_score  # automatic points alone
+    page = class_report.render_html(report)
+    assert "1 of 5 graded so far" in page and "<td>1.5/2</td>" in page
+
+
+@slow
+def test_submissions_refused_at_the_boundary_are_listed(course, built, tmp_path, capsys):
+    """What the boundary wrote in a student's autograded folder is listed, per student, escaped on the page."""
+    from autograder.confinement.boundary import RECORD, write_record
+
+    assert built.refused == {}
+    assert '<h2 id="refused">Submissions refused at the boundary (0)</h2>' in (
+        course.root / "reports" / f"{A}.html").read_text()
+    root = copy_course(course, tmp_path / "c")
+    sentences = ["submission refused: notes.txt is a symbolic link",
+                 "submission refused: <b>zero</b>.txt is a device (character device)"]
+    write_record(str(root / "autograded" / "sample-partial" / A), sentences)
+    (root / "autograded" / TAMPER / A / RECORD).write_text("submission refused: big.bin is over 20.0 MiB\n",
+                                                           encoding="utf-8")
+    report = class_report.build(A, root)
+    assert report.refused == {TAMPER: ["submission refused: big.bin is over 20.0 MiB"], "sample-partial": sentences}
+    assert report.scores == built.scores  # a refusal changes no score the gradebook holds
+    page = class_report.render_html(report)
+    assert '<h2 id="refused">Submissions refused at the boundary (2)</h2>' in page
+    rows = re.findall(r'<tr class="refused"><td>([^<]*)</td><td>(.*?)</td></tr>', page)
+    assert rows == [(TAMPER, "submission refused: big.bin is over 20.0 MiB"),
+                    ("sample-partial", "submission refused: notes.txt is a symbolic link<br>submission refused: "
+                                       "&lt;b&gt;zero&lt;/b&gt;.txt is a device (character device)")]
+    assert "<b>zero" not in page
+    assert cli.main(["report", A, "--course-dir", str(root)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    at = out.index("submissions refused at the boundary (2 students):")
+    assert out[at + 1:at + 4] == [f"  {TAMPER}: submission refused: big.bin is over 20.0 MiB",
+                                  f"  sample-partial: {sentences[0]}", f"  sample-partial: {sentences[1]}"]
 
 
 # ---------------------------------------------------------------- bad input

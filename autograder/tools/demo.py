@@ -7,12 +7,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
+from autograder.tools import report
+from autograder.tools.report import ClassReport
 from autograder.tools.repository import SAMPLE_KINDS, SAMPLES
 from autograder.tools.scratch import (
     CycleResult, Steps, Student, available_assignments, check_assignments, run_cycle,
 )
+from autograder.tools.words import counted
 
 
 def sample_students(
@@ -27,16 +30,22 @@ def sample_students(
     ]
 
 
-def format_table(result: CycleResult, students: Iterable[str], assignments: Iterable[str]) -> str:
-    """Student x assignment grid of ``points/max`` automatic points."""
-    assignments = list(assignments)
-    rows = [["student", *assignments]]
-    for sid in students:
-        row = [sid]
-        for a in assignments:
+#: Said under the table.
+TABLE_NOTE = ("by hand: the written answers (Pause and reason), graded in formgrader; "
+              "grades.csv counts one not graded yet as 0")
+
+
+def format_table(result: CycleResult, students: Iterable[str], assignments: Iterable[str],
+                 reports: Mapping[str, ClassReport] | None = None) -> str:
+    """One row per assignment and student: the automatic points and, apart, the points graded by hand
+    (from each assignment's class report: ``-/2 (not graded yet)``); ``-`` where nothing was graded."""
+    rows = [["assignment", "student", "automatic", "by hand"]]
+    for a in assignments:
+        for sid in students:
             s = result.scores.get((sid, a))
-            row.append(f"{s.points:g}/{s.max_points:g}" if s else "-")
-        rows.append(row)
+            graded = reports[a].students.get(sid) if reports and a in reports else None
+            rows.append([a, sid, f"{s.points:g}/{s.max_points:g}" if s else "-",
+                         (graded.hand_shown() if graded else "") or "-"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
 
@@ -51,17 +60,18 @@ def demo(
     assignments = check_assignments(assignments)
     students = sample_students(assignments)
     steps = Steps(sys.stdout)
-    steps.say(f"demo: {len(students)} sample students x {len(assignments)} assignments ({', '.join(assignments)})")
+    steps.say(f"demo: {counted(len(students), 'sample student')} x {counted(len(assignments), 'assignment')} "
+              f"({', '.join(assignments)})")
     result = run_cycle(course_dir, students, assignments, steps=steps, workers=workers or os.cpu_count() or 1,
                        db_url=db_url)
+    with steps.step("class report"):
+        reports = {a: report.build(a, result.course.root) for a in assignments}
+        pages = [report.write(r, result.course.root) for r in reports.values()]
     print()
-    print(format_table(result, [s.student_id for s in students], assignments))
+    print(format_table(result, [s.student_id for s in students], assignments, reports))
+    print(TABLE_NOTE)
     print(f"\nfeedback HTML: {result.course.feedback_dir}")
     print(f"grades CSV:    {result.course.grades_csv}")
-    with steps.step("class report"):
-        from autograder.tools import report
-
-        pages = [report.write(report.build(a, result.course.root), result.course.root) for a in assignments]
     print(f"class report:  {pages[0].parent} ({', '.join(p.name for p in pages)})")
     for problem in result.problems:
         print(f"\nproblem: {problem}", file=sys.stderr)

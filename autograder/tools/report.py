@@ -4,12 +4,15 @@ Run in the course folder after autograding (like nbgrader). Two sources, read
 independently of each other:
 
 - the gradebook (nbgrader's, at the URL of the course's nbgrader config) gives each
-  student's automatic points: the histogram and the mean;
+  student's automatic points (the histogram and the mean) and, apart, the points of the
+  answers graded by hand in formgrader, or that they are not graded yet;
 - the autograded notebooks, ``autograded/<student>/<assignment>/*.ipynb``, read as
   plain JSON, give the feedback text the grade cells printed
   (:mod:`autograder.grading.feedback`): which property passed or failed, with the
   failure's Problem/Example/Got/Expected lines, and the error outputs nbgrader's side
-  left (a kernel that died, grading that was tampered with, a cell that timed out).
+  left (a kernel that died, grading that was tampered with, a cell that timed out);
+  and what the submission boundary refused of each submission
+  (:data:`autograder.confinement.boundary.RECORD`, one sentence a line, in the same folder).
 
 The page, ``reports/<assignment>.html`` in the course folder, is self-contained
 (charts are inline SVG drawn with matplotlib's Agg backend) and every piece of
@@ -33,16 +36,20 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.confinement.boundary import RECORD, read_record
+from autograder.confinement.boundary import shown as escaped
 from autograder.grading.cells import GRADE_CALL, is_autograder_test
 from autograder.grading.registry import assignments as course_assignments
 from autograder.grading.registry import properties_of
 from autograder.tools.errors import ToolError
+from autograder.tools.words import counted
 
 REPORTS_DIR = "reports"
 #: Problem sentences shown per failing property, most frequent first.
 TOP_PROBLEMS = 5
 _SUMMARY_NAMES = 8  # flagged students named in the terminal summary; the page lists all
 _SUMMARY_PROBLEMS = 10  # problems printed on stderr; the page lists all
+_SUMMARY_REFUSED = 8  # refused submissions printed in the terminal summary; the page lists all
 _SHOWN_CHARS = 400  # a student's error message can be any length
 
 # ---------------------------------------------------------------- what the grade cells print
@@ -186,6 +193,24 @@ class StudentResult:
     #: Points the feedback headers add up to (None: no readable feedback).
     feedback_score: float | None = None
     notebooks: int = 0
+    #: Answers graded by hand (formgrader), apart from the automatic points: the points given so far,
+    #: what they are worth, how many answers there are and how many are not graded yet.
+    hand_score: float = 0.0
+    hand_max: float = 0.0
+    hand_answers: int = 0
+    hand_ungraded: int = 0
+    #: What the submission boundary refused of this submission, one sentence each (its record's lines).
+    refused: list[str] = field(default_factory=list)
+
+    def hand_shown(self) -> str:
+        """``1.5/2``, ``-/2 (not graded yet)``, ``1/4 (1 of 2 answers not graded yet)``; empty without such answers."""
+        if not self.hand_answers:
+            return ""
+        if self.hand_ungraded == self.hand_answers:
+            return f"-/{self.hand_max:g} (not graded yet)"
+        rest = (f" ({self.hand_ungraded} of {counted(self.hand_answers, 'answer')} not graded yet)"
+                if self.hand_ungraded else "")
+        return f"{self.hand_score:g}/{self.hand_max:g}{rest}"
 
 
 @dataclass
@@ -223,6 +248,20 @@ class ClassReport:
     def mean_score(self) -> float:
         values = list(self.scores.values())
         return sum(values) / len(values) if values else math.nan
+
+    @property
+    def hand_max(self) -> float:
+        """What the answers graded by hand are worth (0 without such answers, or without a gradebook)."""
+        return max((s.hand_max for s in self.students.values()), default=0.0)
+
+    def hand_graded(self) -> list[str]:
+        """The students whose every answer graded by hand has its points."""
+        return [sid for sid, s in self.students.items() if s.hand_answers and not s.hand_ungraded]
+
+    @property
+    def refused(self) -> dict[str, list[str]]:
+        """Each student with something refused at the submission boundary, and the record's sentences."""
+        return {sid: s.refused for sid, s in sorted(self.students.items()) if s.refused}
 
     def hardest(self, n: int = 3) -> list[PropertyStats]:
         return [p for p in self.properties if p.students][:n]
@@ -273,7 +312,8 @@ def _sqlite_file(url: str) -> Path | None:
 
 
 def _gradebook_scores(course: _Course, assignment: str, problems: list[str]) -> tuple[dict | None, set[str]]:
-    """{student: (points, max, complete)} of the autograder tests, with one query; None without a gradebook.
+    """{student: (points, max, complete, hand points, hand max, hand answers, hand ungraded)}: the autograder
+    tests' points, and apart those of the answers graded by hand, with one query; None without a gradebook.
     Also the assignments the gradebook knows."""
     db = _sqlite_file(course.db_url)
     if db is not None and not db.is_file():  # opening it would create an empty one
@@ -295,7 +335,7 @@ def _gradebook_scores(course: _Course, assignment: str, problems: list[str]) -> 
             }
             rows = (
                 gb.db.query(Student.id, Notebook.name, GradeCell.name, GradeCell.cell_type, GradeCell.max_score,
-                            Grade.auto_score)
+                            Grade.auto_score, Grade.manual_score)
                 .select_from(Grade)
                 .join(GradeCell, Grade.cell_id == GradeCell.id)
                 .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
@@ -316,11 +356,15 @@ def _gradebook_scores(course: _Course, assignment: str, problems: list[str]) -> 
         problems.append(f"the gradebook at {course.db_url} could not be read ({type(error).__name__}: {error}); "
                         "scores come from the feedback the notebooks printed")
         return None, set()
-    scores: dict[str, list] = {sid: [0.0, 0.0, True] for sid in submitted}
-    for sid, nb_name, cell_name, cell_type, max_score, auto in rows:
-        if cell_type != "code" or (nb_name, cell_name) in answers:
-            continue  # hand-graded answers are not automatic points
-        entry = scores.setdefault(sid, [0.0, 0.0, True])
+    scores: dict[str, list] = {sid: [0.0, 0.0, True, 0.0, 0.0, 0, 0] for sid in submitted}
+    for sid, nb_name, cell_name, cell_type, max_score, auto, manual in rows:
+        entry = scores.setdefault(sid, [0.0, 0.0, True, 0.0, 0.0, 0, 0])
+        if cell_type != "code" or (nb_name, cell_name) in answers:  # graded by hand: not automatic points
+            entry[3] += manual or 0.0
+            entry[4] += max_score
+            entry[5] += 1
+            entry[6] += manual is None
+            continue
         entry[1] += max_score
         if auto is None:
             entry[2] = False
@@ -538,7 +582,8 @@ def build(assignment: str, course_dir: Path = Path(".")) -> ClassReport:
             if sid not in gradebook:
                 problems.append(f"{sid}: has an autograded folder but no submission in the gradebook")
             else:
-                points, possible, complete = gradebook[sid]
+                points, possible, complete, *hand = gradebook[sid]
+                result.hand_score, result.hand_max, result.hand_answers, result.hand_ungraded = hand
                 if complete:
                     result.score, result.max_score = points, possible
                 else:
@@ -547,6 +592,7 @@ def build(assignment: str, course_dir: Path = Path(".")) -> ClassReport:
         if folder is None:
             problems.append(f"{sid}: submitted, but there is no autograded folder {course.root / 'autograded' / sid}")
             continue
+        result.refused = read_record(str(folder))
         notebooks = sorted(folder.glob("*.ipynb"))
         if not notebooks:
             problems.append(f"{sid}: no notebook in {folder}")
@@ -661,11 +707,12 @@ def render_html(report: ClassReport) -> str:
         "img-src data:\">",
         f"<title>Class report: {_e(report.assignment)}</title><style>{_CSS}</style></head><body>",
         f"<h1>Class report: <code>{_e(report.assignment)}</code></h1>",
-        f"<p>{len(scores)} students with a score"
+        f"<p>{counted(len(scores), 'student')} with a score"
         + (f", mean {report.mean_score:.2f} of {report.max_score:g} automatic points" if scores and report.max_score
            else "")
         + f" ({'from the gradebook' if report.gradebook_read else 'from the feedback text: no gradebook'}); "
-        f"{len(report.students)} students in all. Generated {_e(time.strftime('%Y-%m-%d %H:%M'))}.</p>",
+        f"{counted(len(report.students), 'student')} in all. {_e(_hand_sentence(report))}"
+        f"Generated {_e(time.strftime('%Y-%m-%d %H:%M'))}.</p>",
         '<h2 id="scores">Score distribution</h2>',
         f'<figure class="chart" id="histogram">{histogram_svg(report)}</figure>',
         '<h2 id="properties">Properties, hardest first</h2>',
@@ -687,7 +734,8 @@ def render_html(report: ClassReport) -> str:
     out.append(f'<h2 id="failing">Failing properties ({len(failing)})</h2>')
     for p in failing:
         out.append(f'<section class="failing" data-property="{_e(p.name)}"><h3><code>{_e(p.name)}</code>: '
-                   f"{p.failing} of {p.students} students fail</h3><p>{_e(p.title)}</p>")
+                   f"{p.failing} of {counted(p.students, 'student')} {'fails' if p.failing == 1 else 'fail'}</h3>"
+                   f"<p>{_e(p.title)}</p>")
         if p.ungraded:
             out.append(f"<p>{len(p.ungraded)} of them got no feedback for this group (see Problems).</p>")
         if p.failures:
@@ -735,17 +783,42 @@ def render_html(report: ClassReport) -> str:
         out.append("</tbody></table>")
     else:
         out.append("<p>None.</p>")
+    refused = report.refused
+    out.append(f'<h2 id="refused">Submissions refused at the boundary ({len(refused)})</h2>')
+    if refused:
+        out.append(f"<p>What the course did not copy of these submissions, as each one's <code>{_e(RECORD)}</code> "
+                   "says: a refused file was left out and the student graded on the rest; a refused notebook is "
+                   "graded as released (0 points).</p>")
+        out.append('<table id="refused-table"><thead><tr><th>student</th><th>refused</th></tr></thead><tbody>')
+        for sid, lines in refused.items():
+            out.append(f'<tr class="refused"><td>{_e(sid)}</td><td>'
+                       + "<br>".join(_e(_cut(line)) for line in lines) + "</td></tr>")
+        out.append("</tbody></table>")
+    else:
+        out.append("<p>None.</p>")
     out.append(f'<h2 id="problems">Problems reading the course ({len(report.problems)})</h2>')
     if report.problems:
         out.append('<ul class="warn">' + "".join(f"<li>{_e(_cut(p))}</li>" for p in report.problems) + "</ul>")
     else:
         out.append("<p>None.</p>")
-    out.append("<h2>Scores</h2><table id=\"score-table\"><thead><tr><th>student</th><th>points</th></tr></thead>"
-               "<tbody>")
+    by_hand = report.hand_max > 0
+    out.append("<h2>Scores</h2><table id=\"score-table\"><thead><tr><th>student</th><th>automatic points</th>"
+               + ("<th>graded by hand</th>" if by_hand else "") + "</tr></thead><tbody>")
     for sid, value in sorted(scores.items()):
-        out.append(f'<tr><td>{_e(sid)}</td><td class="num">{value:g}</td></tr>')
+        hand = f"<td>{_e(report.students[sid].hand_shown())}</td>" if by_hand else ""
+        out.append(f'<tr><td>{_e(sid)}</td><td class="num">{value:g}</td>{hand}</tr>')
     out.append("</tbody></table></body></html>")
     return "\n".join(out) + "\n"
+
+
+def _hand_sentence(report: ClassReport) -> str:
+    """What the answers graded by hand add, apart from the automatic points (empty when there are none)."""
+    if not report.hand_max:
+        return ""
+    graded = len(report.hand_graded())
+    of = len([s for s in report.students.values() if s.hand_answers])
+    return (f"Answers graded by hand are worth {report.hand_max:g} more points, not counted above: "
+            f"{'none' if not graded else graded} of {of} graded so far. ")
 
 
 def write(report: ClassReport, course_dir: Path = Path(".")) -> Path:
@@ -762,8 +835,11 @@ def write(report: ClassReport, course_dir: Path = Path(".")) -> Path:
 
 def summary(report: ClassReport) -> str:
     scores = report.scores
-    lines = [f"{report.assignment}: {len(scores)} students"
-             + (f", mean {report.mean_score:.2f} of {report.max_score:g} points" if scores and report.max_score else "")]
+    lines = [f"{report.assignment}: {counted(len(scores), 'student')}"
+             + (f", mean {report.mean_score:.2f} of {report.max_score:g} automatic points" if scores and report.max_score
+                else "")]
+    if report.hand_max:
+        lines.append(_hand_sentence(report).strip())
     hardest = report.hardest()
     if hardest:
         lines.append("hardest properties:")
@@ -778,8 +854,15 @@ def summary(report: ClassReport) -> str:
     if report.reaching:
         lines.append(f"notebooks that reach into the grader ({sum(r.withheld_points for r in report.reaching):g} "
                      f"points withheld, for review): " + ", ".join(r.student for r in report.reaching))
+    refused = report.refused
+    if refused:
+        lines.append(f"submissions refused at the boundary ({counted(len(refused), 'student')}):")
+        for sid, sentences in list(refused.items())[:_SUMMARY_REFUSED]:
+            lines += [f"  {escaped(sid)}: {escaped(_cut(sentence))}" for sentence in sentences]
+        if len(refused) > _SUMMARY_REFUSED:
+            lines.append(f"  ... and {len(refused) - _SUMMARY_REFUSED} more, listed on the page")
     if report.problems:
-        lines.append(f"{len(report.problems)} problems reading the course (above, and on the page)")
+        lines.append(f"{counted(len(report.problems), 'problem')} reading the course (above, and on the page)")
     lines.append(f"report: {report.path}")
     return "\n".join(lines)
 

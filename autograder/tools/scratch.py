@@ -46,6 +46,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from autograder.tools.errors import CycleError
 from autograder.tools.gradebook import autograder_test_grades
 from autograder.tools.repository import REPO_ROOT, tool_env
+from autograder.tools.words import counted
 
 _FORBIDDEN_IN_STUDENT_ID = ("+", "*", "/", os.sep)
 _LOG_LOCK = threading.Lock()
@@ -427,7 +428,8 @@ def run_cycle(
     release(course, assignments, steps)
     cid = course_id(repo_root)
     # Students work side by side; each runs its own nbgrader processes.
-    with steps.step(f"{len(students)} students fetch and submit through the exchange"):
+    verb = "fetches and submits" if len(students) == 1 else "fetch and submit"
+    with steps.step(f"{counted(len(students), 'student')} {verb} through the exchange"):
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             for done in [pool.submit(hand_in, course, student, cid) for student in students]:
                 done.result()
