@@ -63,7 +63,7 @@ def test_the_demo_grades_through_the_parallel_command_and_ends_with_the_table(de
     lines = proc.stdout.splitlines()
     assert any(re.search(rf"demo: 3 sample students x 1 assignment \({A}\)$", line) for line in lines), lines[:3]
     for kind in ("correct", "partial", "empty"):
-        assert any(re.match(rf"\[\d/3\] sample-{kind}\s+[\d.]+/{full:g} points", line) for line in lines), kind
+        assert any(re.match(rf"\[\d/3\] sample-{kind}\s+[\d.]+/{full:g} automatic points", line) for line in lines), kind
     header = next(line for line in lines if line.startswith("assignment "))
     assert re.split(r"\s{2,}", header) == ["assignment", "student", "automatic", "by hand"]
     table = {cells[1]: cells[2:] for cells in (re.split(r"\s{2,}", line) for line in lines if line.startswith(A + " "))}

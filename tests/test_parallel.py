@@ -338,7 +338,7 @@ def test_a_gradebook_locked_by_another_program_is_waited_for(graded, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [line] = [line for line in proc.stdout.splitlines() if GRADED_LINE.match(line)]
     expected = scratch.read_scores(graded.serial)["sample-correct", ASSIGNMENT]
-    assert f"{expected.points:g}/{expected.max_points:g} points" in line
+    assert f"{expected.points:g}/{expected.max_points:g} automatic points" in line
 
 
 # ---------------------------------------------------------------- start-up paid once
@@ -410,8 +410,8 @@ def test_workers_must_be_at_least_one(tmp_path):
 def test_progress_lines_name_each_outcome():
     from autograder.tools.parallel.progress import Outcome
 
-    assert Outcome("ann", "graded", 5, 6, 3.25).describe() == "5/6 points  (3.2 s)"
-    assert Outcome("ann", "skipped", 6, 6).describe() == "skipped: already graded, 6/6 points"
+    assert Outcome("ann", "graded", 5, 6, 3.25).describe() == "5/6 automatic points  (3.2 s)"
+    assert Outcome("ann", "skipped", 6, 6).describe() == "skipped: already graded, 6/6 automatic points"
     died = Outcome("ann", "failed", error="DeadKernelError: Kernel died")
     assert died.describe() == "FAILED: DeadKernelError: Kernel died"
     assert Outcome("ann", "interrupted").describe().startswith("interrupted: not graded")

@@ -9,6 +9,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.confinement.boundary import shown
 from autograder.tools.gradebook import automatic_points
+from autograder.tools.words import counted
 
 
 def _points(x: float) -> str:
@@ -35,11 +36,12 @@ def summary_lines(db_url: str, course_id: str, graded: list[tuple[str, str]],
             if not earned:
                 continue
             n = len(earned)
-            line = (f"Autograded {assignment}: {n} student{'s' if n != 1 else ''}, automatic points "
+            line = (f"Autograded {assignment}: {counted(n, 'student')}, automatic points "
                     f"(of {_points(auto_max)}): mean {sum(earned) / n:.1f}, lowest {_points(min(earned))}, "
                     f"highest {_points(max(earned))}, {sum(e == auto_max for e in earned)} at full marks")
             if hand_max:
-                line += f"; {_points(hand_max)} more point{'s' if hand_max != 1 else ''} each to grade by hand in formgrader"
+                more = "more point" if hand_max == 1 else "more points"
+                line += f"; {_points(hand_max)} {more} each to grade by hand in formgrader"
             refused = sorted(s for (a, s) in refusals if a == assignment and s in ids)
             if refused:
                 line += f"; refused in part or whole at the boundary: {', '.join(shown(s) for s in refused)}"

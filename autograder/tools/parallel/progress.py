@@ -43,7 +43,7 @@ class Outcome:
         return "interrupted: not graded; the next run grades it"
 
     def _points(self) -> str:
-        return f"{self.points:g}/{self.max_points:g} points"
+        return f"{self.points:g}/{self.max_points:g} automatic points"
 
 
 def clock(seconds: float) -> str:
