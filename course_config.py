@@ -65,3 +65,13 @@ c.Autograde.autograde_preprocessors = [
     ConfinedExecute, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor,
     LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata, SanitiseStudentContent,
 ]
+
+# The exchange between students (autograder/confinement/exchange.py): release_assignment keeps the
+# exchange's top folder yours alone, inbound/ sticky (nobody renames or deletes another's submission),
+# and publishes <exchange>/<course>/course_exchange.py, which each student loads with the one line it
+# prints (their submissions then readable by them and you alone); release_feedback makes each feedback
+# page readable by its student alone. README, "Instructor workflow" and "Student workflow".
+from autograder.confinement.exchange import CourseReleaseAssignment, CourseReleaseFeedback  # noqa: E402
+
+c.ExchangeFactory.release_assignment = CourseReleaseAssignment
+c.ExchangeFactory.release_feedback = CourseReleaseFeedback
