@@ -257,10 +257,12 @@ def test_demo_prints_the_grade_table_and_feedback_folder(run, tmp_path):
         capture_output=True, text=True, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    table = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines() if line.startswith("sample-")}
+    # One row per assignment and student: the automatic points, then the hand-graded ones apart.
+    table = {line.split()[1]: line.split()[2:] for line in proc.stdout.splitlines() if line.startswith(f"{a} ")}
     for kind in demo.SAMPLE_KINDS:
         score = run.result.score(f"sample-{kind}", a)
-        assert table[f"sample-{kind}"] == [f"{score.points:g}/{score.max_points:g}"]
+        assert table[f"sample-{kind}"][0] == f"{score.points:g}/{score.max_points:g}", table
+        assert table[f"sample-{kind}"][1:] == ["-/2", "(not", "graded", "yet)"], table
     feedback = tmp_path / "demo" / "feedback"
     assert f"feedback HTML: {feedback}" in proc.stdout
     assert sorted(p.relative_to(feedback).parts[0] for p in feedback.glob(f"*/{a}/{a}.html")) == [

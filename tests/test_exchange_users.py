@@ -22,6 +22,7 @@ this test is about the exchange; tests/test_readme_workflow.py runs the real cyc
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import pwd
@@ -205,7 +206,16 @@ def _the_exchange_holds(where, teacher, nbgrader_bin, students, student_bin):
         assert all(r[-1] == "ok" for r in own), own
         assert (mine / "answer.txt").read_text().strip() == secrets_[who.pw_name]
 
-    instructor("collect", A)
+    # ben hands in as ann, later than ann did: nbgrader's collect takes the newest folder named for
+    # ann, whoever made it, and only warns; the course's does not collect it (autograder/confinement/converters.py).
+    ann, ben = students
+    later = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+    spoof = inbound / f"{ann.pw_name}+{A}+{later:%Y-%m-%d %H:%M:%S.%f} UTC+spoof"
+    made = run_as(ben, ["bash", "-c", f"mkdir '{spoof}' && echo SPOOFED > '{spoof}/answer.txt' && "
+                                      f"cp {A}/{A}.ipynb '{spoof}/'"], homes[ben.pw_name], homes[ben.pw_name], path)
+    assert made.returncode == 0, made.stderr
+    collected = instructor("collect", A)
+    assert f"claims to be {ann.pw_name}'s but belongs to {ben.pw_name}" in collected, collected[-3000:]
     for name, secret in secrets_.items():
         assert (course / "submitted" / name / A / "answer.txt").read_text().strip() == secret
         assert (course / "submitted" / name / A / f"{A}.ipynb").is_file()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime
 import glob
 import os
+import pwd
 import re
 import shutil
 import socket
@@ -242,8 +243,9 @@ class BoundedGenerateFeedback(_ThroughTheBoundary, GenerateFeedback):
 class BoundedCollect(ExchangeCollect):
     """nbgrader's collect, copying each submission out of ``inbound/`` through the boundary.
 
-    Students write ``inbound/`` (mode 0733), so what they can set is checked here too: a folder whose
-    name holds no readable time is skipped with a warning (nbgrader stops the whole collect on it),
+    Students write ``inbound/``, so what they can set is checked here too: a folder whose name holds
+    no readable time is skipped with a warning (nbgrader stops the whole collect on it), as is one
+    named for a student who is an account here but made by another account (:meth:`_impostor`),
     and a ``timestamp.txt`` that is missing or unreadable is written from the folder's name. A
     timestamp earlier than the submission's files last changed (their ``ctime``, which no student
     can set) by more than :data:`STAMP_SLACK` seconds is named in the log: it may dodge a late penalty.
@@ -272,6 +274,11 @@ class BoundedCollect(ExchangeCollect):
             if when is None or not name.isprintable():
                 self.log.warning("Not collected: the inbound folder %s has no readable time in its name", shown(name))
                 continue
+            impostor = self._impostor(path, parts[0])
+            if impostor:
+                self.log.warning("Not collected: the inbound folder %s claims to be %s's but belongs to %s",
+                                 shown(name), shown(parts[0]), shown(impostor))
+                continue
             records.append({"username": parts[0], "filename": name, "timestamp": when})
         by_user: dict[str, list[dict]] = {}
         for record in records:
@@ -286,6 +293,25 @@ class BoundedCollect(ExchangeCollect):
             group = self._sort_by_timestamp(group)
             on_time = [r for r in group if self.duedate is not None and r["timestamp"] <= self.duedate]
             self.src_records.append(on_time[0] if self.before_duedate and on_time else group[0])
+
+    def _impostor(self, path: str, student: str) -> str | None:
+        """Who owns a folder of ``inbound/`` named for ``student``, where that is someone else and
+        ``student`` is an account of this machine (then nobody else may hand in for them; nbgrader's
+        own collect only warns, and takes the newest folder, whoever made it). None otherwise: where
+        students share an account or are no accounts here, the name is the only word there is."""
+        if not self.check_owner:
+            return None
+        try:
+            expected = pwd.getpwnam(student).pw_uid
+            owner = os.lstat(path).st_uid
+        except (KeyError, OSError):
+            return None
+        if owner == expected:
+            return None
+        try:
+            return pwd.getpwuid(owner).pw_name
+        except KeyError:
+            return f"user id {owner}"
 
     def do_copy(self, src: str, dest: str, log=None) -> None:
         copied = copy_submission(src, dest, SubmissionBoundary(parent=self), ignore=self.coursedir.ignore)

@@ -314,7 +314,11 @@ def hidden_paths(config) -> list[str]:
         course_root = CourseDirectory(config=config).root
         hide.append(course_root)
     exchange = config.get("Exchange", {}).get("root") if config else None
-    hide.append(str(exchange or "/srv/nbgrader/exchange"))
+    if not exchange:  # nbgrader's own default
+        from nbgrader.exchange.default.exchange import Exchange
+
+        exchange = Exchange.class_traits()["root"].default()
+    hide.append(str(exchange))
     hide.extend(copies.to_hide(course_root))
     return [os.path.realpath(path) for path in hide]
 
