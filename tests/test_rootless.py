@@ -48,17 +48,22 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reas
 # ---------------------------------------------------------------- the plain user and their Python
 
 
-def plain_user() -> pwd.struct_passwd:
+def linux_user(name: str, why: str = "to grade as") -> pwd.struct_passwd:
+    """The account ``name``, made with a home when missing (skipped where that cannot be done)."""
     if os.geteuid() != 0:
-        pytest.skip("making a plain user to grade as needs root")
+        pytest.skip(f"making a user {why} needs root")
     try:
-        return pwd.getpwnam(PLAIN)
+        return pwd.getpwnam(name)
     except KeyError:
         pass
-    made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", PLAIN], capture_output=True, text=True)
+    made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], capture_output=True, text=True)
     if made.returncode != 0:
-        pytest.skip(f"cannot make the user {PLAIN}: {made.stderr.strip()}")
-    return pwd.getpwnam(PLAIN)
+        pytest.skip(f"cannot make the user {name}: {made.stderr.strip()}")
+    return pwd.getpwnam(name)
+
+
+def plain_user() -> pwd.struct_passwd:
+    return linux_user(PLAIN)
 
 
 def as_user(user: pwd.struct_passwd | None, argv: list[str], cwd: Path, env: dict[str, str] | None = None,

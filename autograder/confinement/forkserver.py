@@ -56,7 +56,7 @@ import threading
 import time
 import traceback
 
-from autograder.confinement import forkclient, jail, userns
+from autograder.confinement import devices, forkclient, jail, userns
 
 #: Modules a grading kernel imports before its first cell (never a property module: the judge is outside).
 PRELOAD = (
@@ -246,7 +246,7 @@ def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
     # The server's socket, the monitor's, anything inherited closed; a terminal among the client's
     # streams (nbgrader gives /dev/null and its own pipe) replaced by /dev/null. The jail does it
     # again once built, keeping only what the kernel needs (rootless: its channel to init).
-    jail.keep_only_descriptors()
+    devices.keep_only_descriptors()
     os.environ.clear()
     os.environ.update({**_set_by_imports, **request["env"]})
     os.environ["JPY_PARENT_PID"] = str(monitor)  # the kernel exits if its parent does

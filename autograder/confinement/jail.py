@@ -26,9 +26,9 @@ itself, with the same arguments. Still root and still single-threaded, it:
 - hides every terminal (:func:`hide_terminals`: ``/dev/pts`` an empty tmpfs, ``/dev/tty``,
   ``/dev/console``, ``/dev/ptmx``, the consoles and serial lines covered by a file no one may
   open), so the kernel can open no terminal of the instructor's, nor make one;
-- gives the kernel an IPython folder of its own in its private ``/tmp`` (:data:`IPYTHON_DIR`);
+- gives the kernel an IPython folder of its own in its private ``/tmp`` (:data:`devices.IPYTHON_DIR`);
 - and runs the kernel, in a session of its own (no controlling terminal), with an explicit
-  descriptor table (:func:`keep_only_descriptors`: its three streams, nbgrader's ``/dev/null``
+  descriptor table (:func:`devices.keep_only_descriptors`: its three streams, nbgrader's ``/dev/null``
   and pipe, and nothing else, whatever its number); the kernel then drops to :func:`kernel_uid`
   once the sandbox has loaded and hidden the grader (:mod:`autograder.confinement.sandbox`).
 
@@ -41,9 +41,17 @@ import argparse
 import contextlib
 import ctypes
 import os
-import stat
 import sys
 from pathlib import Path
+
+if __package__:  # imported as part of the package (the fork server)
+    from autograder.confinement import devices
+else:  # run as a script (``python jail.py``, maybe with no folder of its own on sys.path): the file beside it
+    import importlib.util as _util
+
+    _spec = _util.spec_from_file_location("devices", os.path.join(os.path.dirname(os.path.abspath(__file__)), "devices.py"))
+    devices = _util.module_from_spec(_spec)
+    _spec.loader.exec_module(devices)
 
 PROCESSES = 256  # threads count too: XLA's pools need a few dozen
 UID_BASE = 1_000_000  # kernel_uid(pid): no account has it, no other kernel shares it
@@ -52,18 +60,6 @@ CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/unified"), Pat
 SCRATCH = {"/tmp": "512m", "/var/tmp": "64m", "/dev/shm": "64m"}
 #: Size of the tmpfs over each other world-writable folder (``--private``): ``/run/lock`` and the like.
 PRIVATE_SIZE = "16m"
-MQUEUE = "/dev/mqueue"
-#: The kernel's IPython folder, in its private ``/tmp`` (the home the kernel is given is hidden:
-#: an empty folder it may not write in, or none at all).
-IPYTHON_DIR = "/tmp/.ipython"
-#: The pseudo-terminals' folder: an empty tmpfs in the kernel's view.
-PTS = "/dev/pts"
-#: Major numbers of terminal devices, whatever ``/proc/tty/drivers`` adds: BSD ptys (2, 3),
-#: virtual consoles and serial lines (4), ``/dev/tty``, ``/dev/console`` and ``/dev/ptmx`` (5), the
-#: consoles' screens (``/dev/vcs*``, 7), Unix98 pty masters and slaves (128-143).
-TERMINAL_MAJORS = frozenset({2, 3, 4, 5, 7, *range(128, 144)})
-#: Folders of ``/dev`` never searched for terminals: hidden whole, or private scratch.
-_NOT_SEARCHED = (PTS, "/dev/shm", MQUEUE)
 
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x40000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
@@ -114,51 +110,16 @@ def _umount_detached(target: str) -> None:
 
 # --- terminals and descriptors (userns.py has the same, as it imports nothing of this file) ----------
 
-def terminal_majors() -> frozenset[int]:
-    """:data:`TERMINAL_MAJORS` and every major ``/proc/tty/drivers`` names (USB serial lines,
-    hypervisor consoles...): each is a terminal driver's, whatever the minor."""
-    majors = set(TERMINAL_MAJORS)
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        with open("/proc/tty/drivers", encoding="ascii") as drivers:
-            for line in drivers:
-                fields = line.split()
-                if len(fields) >= 4 and fields[2].isdigit():
-                    majors.add(int(fields[2]))
-    return frozenset(majors)
-
-
-def terminals(dev: str = "/dev") -> list[str]:
-    """Every terminal device file under ``dev`` (symbolic links not followed; ``/dev/pts``,
-    ``/dev/shm`` and ``/dev/mqueue`` not searched)."""
-    majors, found, stack = terminal_majors(), [], [dev]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(info.st_mode) and entry.path not in _NOT_SEARCHED:
-                stack.append(entry.path)
-            elif stat.S_ISCHR(info.st_mode) and os.major(info.st_rdev) in majors:
-                found.append(entry.path)
-    return sorted(found)
-
-
 def hide_terminals(scratch: str = "/tmp") -> int:
     """In this (private) mount namespace: ``/dev/pts`` an empty read-only tmpfs, and each other
-    terminal device (:func:`terminals`) covered by an empty file of mode 000 owned by root, which
+    terminal device (:func:`devices.terminals`) covered by an empty file of mode 000 owned by root, which
     the kernel (no longer root when any cell runs) cannot open. That file lies on a tmpfs made in
     ``scratch`` (the private ``/tmp``) and detached again: nothing of it is left to see. How many
     devices were covered."""
-    devices = terminals()
-    if os.path.isdir(PTS) and not os.path.islink(PTS):
-        empty(PTS, size="4k", mode="755", read_only=True)
-    if not devices:
+    found = devices.terminals()
+    if os.path.isdir(devices.PTS) and not os.path.islink(devices.PTS):
+        empty(devices.PTS, size="4k", mode="755", read_only=True)
+    if not found:
         return 0
     holder = os.path.join(scratch, ".autograder-no-terminal")
     os.mkdir(holder, 0o700)
@@ -166,45 +127,11 @@ def hide_terminals(scratch: str = "/tmp") -> int:
     void = os.path.join(holder, "terminal")
     os.close(os.open(void, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0))
     os.chmod(void, 0)
-    for device in devices:
+    for device in found:
         mount(void, device, None, _MS_BIND)
     _umount_detached(holder)
     os.rmdir(holder)
-    return len(devices)
-
-
-def _harmless_stream(fd: int) -> bool:
-    """Whether descriptor ``fd`` may stay one of the kernel's streams: a pipe or socket (nbgrader's
-    own), or ``/dev/null``; not a terminal, a file of the instructor's, or closed."""
-    try:
-        info = os.fstat(fd)
-    except OSError:
-        return False
-    if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
-        return True
-    try:
-        null = os.stat(os.devnull)
-    except OSError:
-        return False
-    return stat.S_ISCHR(info.st_mode) and info.st_rdev == null.st_rdev
-
-
-def keep_only_descriptors(keep: tuple[int, ...] | list[int] = ()) -> None:
-    """The kernel's descriptor table made explicit: its streams 0, 1 and 2 as nbgrader gave them
-    (``/dev/null`` and the kernel manager's pipe), but ``/dev/null`` in place of any that is a
-    terminal, another file, or closed; every other descriptor closed, whatever its number, but
-    those in ``keep``."""
-    for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
-        if not _harmless_stream(fd):
-            null = os.open(os.devnull, flags)  # lands on fd itself if fd was closed
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
-    start = 3
-    for fd in sorted({fd for fd in keep if fd >= 3}):
-        os.closerange(start, fd)
-        start = fd + 1
-    os.closerange(start, os.sysconf("SC_OPEN_MAX"))
+    return len(found)
 
 
 def own_session() -> None:
@@ -289,7 +216,7 @@ def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None,
     ``private`` are world-writable folders made private as ``/tmp`` is; ``sockets`` is the
     folder nbgrader made for this kernel's sockets, put back writable and given to its user.
     On return the process holds its three streams and no other descriptor, and ``IPYTHONDIR``
-    names :data:`IPYTHON_DIR`."""
+    names :data:`devices.IPYTHON_DIR`."""
     owner = os.getpid() if owner is None else owner
     uid = kernel_uid(owner)
     join_pids_cgroup(owner, member=os.getpid())
@@ -310,8 +237,8 @@ def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None,
         # first: the overlay's layers live in the private /tmp
         if os.path.isdir(folder) and not os.path.islink(folder):
             empty(folder, size=size, mode="1777")
-    if os.path.isdir(MQUEUE):  # POSIX message queues: this IPC namespace's own
-        mount("mqueue", MQUEUE, "mqueue", _MS_NOSUID | _MS_NODEV)
+    if os.path.isdir(devices.MQUEUE):  # POSIX message queues: this IPC namespace's own
+        mount("mqueue", devices.MQUEUE, "mqueue", _MS_NOSUID | _MS_NODEV)
     merged = _overlay_of_cwd(f"/proc/self/fd/{cwd_fd}")
     os.chown(merged, uid, uid)
     for folder in sorted(set(hide), key=len):
@@ -334,8 +261,8 @@ def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None,
     os.chdir(cwd)
     for fd in (*kept.values(), cwd_fd):
         os.close(fd)
-    os.environ["IPYTHONDIR"] = IPYTHON_DIR
-    keep_only_descriptors()
+    os.environ["IPYTHONDIR"] = devices.IPYTHON_DIR
+    devices.keep_only_descriptors()
     return uid
 
 

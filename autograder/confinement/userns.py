@@ -29,9 +29,9 @@ one) and builds, in the single-threaded caller:
 - no terminal: ``/dev/pts`` an empty tmpfs and every other terminal device covered by a file no
   one may open (:func:`hide_terminals`, as the root jail's): the kernel runs as the instructor's
   user id outside, which owns the instructor's own terminals; the kernel has a session of its
-  own (no controlling terminal) and an explicit descriptor table (:func:`keep_only_descriptors`:
+  own (no controlling terminal) and an explicit descriptor table (:func:`devices.keep_only_descriptors`:
   nbgrader's ``/dev/null`` and pipe as its streams, its channel to init, nothing else);
-- an IPython folder in the private ``/tmp`` (:data:`IPYTHON_DIR`): the instructor's home is
+- an IPython folder in the private ``/tmp`` (:data:`devices.IPYTHON_DIR`): the instructor's home is
   hidden and read-only, where IPython would warn, on nbgrader's screen, that it cannot write.
 
 The grader's own files must stay readable until the kernel has loaded them, and a kernel with
@@ -64,7 +64,6 @@ for the sandbox to hide the grader's files after they are loaded.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import ctypes
 import errno as _errno
 import os
@@ -74,9 +73,17 @@ import select
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
+
+if __package__:  # imported as part of the package (the fork server)
+    from autograder.confinement import devices
+else:  # run as a script (``python userns.py``, maybe with no folder of its own on sys.path): the file beside it
+    import importlib.util as _util
+
+    _spec = _util.spec_from_file_location("devices", os.path.join(os.path.dirname(os.path.abspath(__file__)), "devices.py"))
+    devices = _util.module_from_spec(_spec)
+    _spec.loader.exec_module(devices)
 
 PROCESSES = 256  # as jail.PROCESSES: threads count too
 MEMORY_BYTES = 6 * 2**30  # as sandbox.MEMORY_BYTES
@@ -90,12 +97,6 @@ ROOTLESS_ENV = "AUTOGRADER_ROOTLESS"
 #: In the kernel's environment until :func:`hide` has used it: its channel to the namespace's init.
 HIDE_ENV = "AUTOGRADER_ROOTLESS_HIDE"
 LAYERS = "/tmp/.autograder-notebook"
-#: The kernel's IPython folder, in its private ``/tmp``, as the root jail's.
-IPYTHON_DIR = "/tmp/.ipython"
-#: As in the root jail: the pseudo-terminals' folder, and the majors of terminal devices.
-PTS = "/dev/pts"
-TERMINAL_MAJORS = frozenset({2, 3, 4, 5, 7, *range(128, 144)})
-_NOT_SEARCHED = (PTS, "/dev/shm", "/dev/mqueue")
 _MNT_DETACH = 2
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
@@ -175,50 +176,16 @@ def _write(path: str, text: str) -> None:
 
 # --- terminals and descriptors (as jail.py's: this file imports nothing of it) ---------------------
 
-def terminal_majors() -> frozenset[int]:
-    """:data:`TERMINAL_MAJORS` and every major ``/proc/tty/drivers`` names."""
-    majors = set(TERMINAL_MAJORS)
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        with open("/proc/tty/drivers", encoding="ascii") as drivers:
-            for line in drivers:
-                fields = line.split()
-                if len(fields) >= 4 and fields[2].isdigit():
-                    majors.add(int(fields[2]))
-    return frozenset(majors)
-
-
-def terminals(dev: str = "/dev") -> list[str]:
-    """Every terminal device file under ``dev`` (links not followed; ``/dev/pts``, ``/dev/shm``,
-    ``/dev/mqueue`` not searched)."""
-    majors, found, stack = terminal_majors(), [], [dev]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(info.st_mode) and entry.path not in _NOT_SEARCHED:
-                stack.append(entry.path)
-            elif stat.S_ISCHR(info.st_mode) and os.major(info.st_rdev) in majors:
-                found.append(entry.path)
-    return sorted(found)
-
-
 def hide_terminals(scratch: str = "/tmp") -> int:
     """In this mount namespace (as root of the user namespace): ``/dev/pts`` an empty tmpfs, and
     each other terminal device covered by an empty file of mode 000, on a tmpfs made in
     ``scratch`` and detached again. The caller makes the mounts read-only (:func:`build_view`
     does, recursively, once the view is built): the kernel, the file's owner in its namespace with
     no capability, can then neither open nor ``chmod`` it. How many devices were covered."""
-    devices = terminals()
-    if os.path.isdir(PTS) and not os.path.islink(PTS):
-        empty(PTS, size="4k", mode="755")
-    if not devices:
+    found = devices.terminals()
+    if os.path.isdir(devices.PTS) and not os.path.islink(devices.PTS):
+        empty(devices.PTS, size="4k", mode="755")
+    if not found:
         return 0
     holder = os.path.join(scratch, ".autograder-no-terminal")
     os.mkdir(holder, 0o700)
@@ -226,42 +193,11 @@ def hide_terminals(scratch: str = "/tmp") -> int:
     void = os.path.join(holder, "terminal")
     os.close(os.open(void, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0))
     os.chmod(void, 0)
-    for device in devices:
+    for device in found:
         mount(void, device, None, _MS_BIND)
     _check(_libc.umount2(_bytes(holder), _MNT_DETACH), f"umount {holder}")
     os.rmdir(holder)
-    return len(devices)
-
-
-def _harmless_stream(fd: int) -> bool:
-    """A pipe or socket (nbgrader's own), or ``/dev/null``: not a terminal, a file, or closed."""
-    try:
-        info = os.fstat(fd)
-    except OSError:
-        return False
-    if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
-        return True
-    try:
-        null = os.stat(os.devnull)
-    except OSError:
-        return False
-    return stat.S_ISCHR(info.st_mode) and info.st_rdev == null.st_rdev
-
-
-def keep_only_descriptors(keep: tuple[int, ...] | list[int] = ()) -> None:
-    """Streams 0, 1 and 2 as nbgrader gave them, but ``/dev/null`` for any that is a terminal,
-    another file, or closed; every other descriptor closed, whatever its number, but ``keep``."""
-    for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
-        if not _harmless_stream(fd):
-            null = os.open(os.devnull, flags)
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
-    start = 3
-    for fd in sorted({fd for fd in keep if fd >= 3}):
-        os.closerange(start, fd)
-        start = fd + 1
-    os.closerange(start, os.sysconf("SC_OPEN_MAX"))
+    return len(found)
 
 
 def kept_descriptors() -> list[int]:
@@ -616,8 +552,8 @@ def enter(cwd: str, hide: list[str], keep: list[str], owner: int | None = None,
     signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
     os.environ["JPY_PARENT_PID"] = "1"  # ipykernel's parent poller would take pid 1 for an orphaning
     os.environ[ROOTLESS_ENV] = GROUPS["how"] or ""
-    os.environ["IPYTHONDIR"] = IPYTHON_DIR
-    keep_only_descriptors(kept_descriptors())
+    os.environ["IPYTHONDIR"] = devices.IPYTHON_DIR
+    devices.keep_only_descriptors(kept_descriptors())
     _limit(resource.RLIMIT_AS, MEMORY_BYTES)
     _limit(resource.RLIMIT_NPROC, PROCESSES)
     return 0
