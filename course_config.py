@@ -42,6 +42,8 @@ c.ExchangeFactory.collect = "autograder.confinement.converters.BoundedCollect"
 # nbgrader's own sizes for collect (100 MB a file, 100 MB a submission), now kept for every kind of file.
 c.SubmissionBoundary.max_file_bytes = 100_000_000
 c.SubmissionBoundary.max_submission_bytes = 100_000_000
+# A notebook is held parsed several times over in nbgrader's process (and in each parallel worker).
+c.SubmissionBoundary.max_notebook_bytes = 32_000_000
 _boundary.install()
 
 # In nbgrader's own process, around the kernel: the grade cells are judged here, and outputs

@@ -134,6 +134,20 @@ def test_a_hard_link_is_read_in_the_course_own_folders(tmp_path):
     assert refused(src, tmp_path / "course-copy", one_link=False) == {}
 
 
+def test_a_folder_put_where_a_file_was_is_refused(tmp_path):
+    """What was opened decides, not what the name was a moment before (a race in inbound/)."""
+    from autograder.confinement.boundary import _Copy
+
+    (tmp_path / "was-a-file").mkdir()
+    copy = _Copy(limits(), [], (), True)
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        copy.file(fd, "was-a-file", str(tmp_path / "copy"), "was-a-file")
+    finally:
+        os.close(fd)
+    assert [r.sentence() for r in copy.refused] == ["submission refused: was-a-file changed while it was read"]
+
+
 def test_a_timestamp_nbgrader_cannot_read_is_refused(tmp_path):
     for text in ("garbage", "9999-12-31 23:59:59 -1400", "1970-01-01 00:00:00 UTC", "2026-01-01 10:00:00 UTC"):
         src = tmp_path / f"in-{len(os.listdir(tmp_path))}"
@@ -201,6 +215,10 @@ def hand_in_the_attacks(course_root: Path, exchange: Path, course_id: str) -> No
     nameless = exchange / course_id / "inbound" / f"nameless+{A}+garbage+abcd"  # so does nbgrader's collect
     nameless.mkdir()
     shutil.copyfile(correct, nameless / f"{A}.ipynb")
+    when = datetime.datetime.now(datetime.timezone.utc)
+    os.symlink("/nonexistent", exchange / course_id / "inbound" / f"ghost+{A}+{when:%Y-%m-%d %H:%M:%S.%f} UTC+x")
+    everyone = _inbound(exchange, course_id, "*")  # nbgrader's globs would grade every classmate in its turn
+    shutil.copyfile(correct, everyone / f"{A}.ipynb")
 
 
 def check_the_batch(course_root: Path, log: str) -> None:
@@ -216,6 +234,7 @@ def check_the_batch(course_root: Path, log: str) -> None:
     assert got == {"victim": full, "copycat": 0, "mallory": full, "stamp": full}, (got, log[-6000:])
     assert flagged == {"victim": False, "copycat": True, "mallory": True, "stamp": True}, flagged
     assert "Not collected: the inbound folder nameless+" in log, log[-3000:]
+    assert "Not collected: the inbound entry ghost+" in log and "Not collected: *+" in log, log[-3000:]
     assert "timestamp.txt does not hold a time nbgrader can read" in (course_root / "feedback" / "stamp" / A / RECORD).read_text()
     assert (course_root / "submitted" / "stamp" / A / "timestamp.txt").read_text().endswith(" UTC")
     assert not list(course_root.glob(".graded-submissions-*")), "a private copy was left behind"
@@ -311,12 +330,32 @@ def test_the_attacks_through_real_nbgrader_as_a_plain_user(how):
 
 
 def test_a_killed_run_leaves_no_copy_for_long(tmp_path):
-    """A private copy whose run's process is gone is removed by the next run; a live one is kept."""
-    from autograder.confinement.converters import _remove_stale_stages, _stage_prefix
+    """A private copy whose lock nobody holds (its run was killed) is removed by the next run; one
+    whose run lives (the lock held, here by this very process) or that is being made is kept."""
+    import fcntl
 
-    dead = subprocess.Popen(["true"])
-    dead.wait()
-    (tmp_path / f"{_stage_prefix()}{dead.pid}-abc").mkdir()
-    (tmp_path / f"{_stage_prefix()}{os.getpid()}-def").mkdir()
-    _remove_stale_stages(str(tmp_path))
-    assert os.listdir(tmp_path) == [f"{_stage_prefix()}{os.getpid()}-def"]
+    from autograder.confinement.converters import _LOCK, STAGE_PREFIX, _remove_stale_stages
+
+    for name in ("killed", "alive", "being-made"):
+        (tmp_path / f"{STAGE_PREFIX}{name}").mkdir()
+    for name in ("killed", "alive"):
+        (tmp_path / f"{STAGE_PREFIX}{name}" / _LOCK).touch()
+    held = os.open(tmp_path / f"{STAGE_PREFIX}alive" / _LOCK, os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        _remove_stale_stages(str(tmp_path))
+    finally:
+        os.close(held)
+    assert sorted(os.listdir(tmp_path)) == [f"{STAGE_PREFIX}alive", f"{STAGE_PREFIX}being-made"]
+
+
+def test_what_a_student_controls_cannot_reach_further(tmp_path):
+    """The second red-team pass: a timestamp whose zone names a file is not read at all; a student id
+    that nbgrader's globs read as a pattern is refused; a count already in a record is carried on."""
+    from autograder.confinement.boundary import kept, readable_time, usable_student_id
+
+    assert readable_time("2026-01-01 10:00:00 /proc/kmsg") is None  # dateutil would open and read it
+    assert readable_time("2026-01-01 10:00:00.5 UTC") is not None
+    assert [usable_student_id(s) for s in ("alice", "*", "a?", "[ab]", ".hidden", "a/b")] == [True] + [False] * 5
+    twice = kept(kept([f"submission refused: f{i} is a symbolic link" for i in range(60)]) + ["submission refused: x"])
+    assert twice[-1] == "submission refused: 11 more entries, each for a reason above", twice[-2:]

@@ -30,6 +30,7 @@ import datetime
 import errno
 import fnmatch
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -67,6 +68,11 @@ class SubmissionBoundary(LoggingConfigurable):
     max_submission_bytes = Int(
         100_000_000, config=True, help="The most bytes a submission may hold in all, in bytes (apparent size).",
     )
+    max_notebook_bytes = Int(
+        32_000_000, config=True,
+        help="The largest notebook, in bytes: nbgrader's process holds it parsed several times over (about 13 bytes "
+             "of memory a byte at worst), in each worker.",
+    )
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,16 @@ class Refusal:
 
     def sentence(self) -> str:
         return f"submission refused: {self.path} {self.why}"
+
+
+#: What nbgrader's globs and regexes read in a student id (``*``, ``?``, ``[``) or skip (a leading dot).
+_UNUSABLE_ID = re.compile(r"[*?\[\]]|^\.|[/\\]")
+
+
+def usable_student_id(student_id: str) -> bool:
+    """Whether nbgrader can grade ``student_id`` as one student: printable, and nothing its globs
+    would read as a pattern (a student ``*`` would be graded with everyone's submissions)."""
+    return bool(student_id) and student_id.isprintable() and not _UNUSABLE_ID.search(student_id)
 
 
 def shown(name: str) -> str:
@@ -127,7 +143,12 @@ class _Copy:
     def folder(self, src_fd: int, dest: str, rel: str, depth: int) -> None:
         os.makedirs(dest, mode=0o755, exist_ok=True)
         self.latest_change = max(self.latest_change, os.fstat(src_fd).st_ctime)
-        for name in sorted(os.listdir(src_fd)):
+        try:
+            names = sorted(os.listdir(src_fd))
+        except OSError as error:
+            self.refuse(rel or ".", f"could not be listed ({error.strerror})")
+            return
+        for name in names:
             path = f"{rel}/{name}" if rel else name
             if any(fnmatch.fnmatch(name, pattern) for pattern in self.ignore):
                 continue  # nbgrader would skip it too: nothing of it is read
@@ -174,7 +195,8 @@ class _Copy:
             return
         try:
             st = os.fstat(fd)
-            why = _kind(st.st_mode)  # what was opened, whatever the name pointed to a moment before
+            # What was opened, whatever the name was a moment before (a folder swapped in included).
+            why = _kind(st.st_mode) or (None if stat.S_ISREG(st.st_mode) else "changed while it was read")
             if why:
                 self.refuse(path, why)
                 return
@@ -183,19 +205,26 @@ class _Copy:
                 self.refuse(path, f"has {st.st_nlink} hard links (only a file of its own is read)")
                 return
             cap = self.limits.max_file_bytes
+            if "/" not in path and path.endswith(".ipynb"):
+                cap = min(cap, self.limits.max_notebook_bytes)
             if st.st_size > cap:
-                self.refuse(path, f"is {_size(st.st_size)}, over the course's {_size(cap)} per file")
+                kind = "notebook" if cap < self.limits.max_file_bytes else "file"
+                self.refuse(path, f"is {_size(st.st_size)}, over the course's {_size(cap)} per {kind}")
                 return
             if self.total + st.st_size > self.limits.max_submission_bytes:
                 self.refuse(path, f"would take the submission over the course's "
                                   f"{_size(self.limits.max_submission_bytes)} in all")
                 return
             data = bytearray()
-            while len(data) <= st.st_size:  # a file growing as it is read stops here
-                chunk = os.read(fd, min(_CHUNK, st.st_size + 1 - len(data)))
-                if not chunk:
-                    break
-                data += chunk
+            try:
+                while len(data) <= st.st_size:  # a file growing as it is read stops here
+                    chunk = os.read(fd, min(_CHUNK, st.st_size + 1 - len(data)))
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError as error:
+                self.refuse(path, f"could not be read ({error.strerror})")
+                return
             if len(data) != st.st_size:
                 self.refuse(path, "changed while it was read")
                 return
@@ -254,13 +283,22 @@ def copy_submission(src: str, dest: str, limits: SubmissionBoundary, ignore: lis
     return Copied(copy.refused, copy.latest_change)
 
 
+#: The times nbgrader writes (``2026-12-04 18:00:00.123456 UTC``), with a numeric offset or none.
+_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?( ?(UTC|Z|[+-]\d{2}:?\d{2}))?\Z")
+
+
+def canonical_time(when: datetime.datetime) -> str:
+    """``when`` (naive, in UTC) as nbgrader's submit writes a timestamp."""
+    return when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+
+
 def readable_time(text: str | None) -> datetime.datetime | None:
     """The time in ``text`` as nbgrader reads a timestamp (``parse_utc``: naive, in UTC), or None when nbgrader
     could not read it or it is not a time a submission can have (before 2000, or tomorrow)."""
     from nbgrader.utils import parse_utc
 
-    if not text or len(text) > 100:
-        return None
+    if not text or not _TIME.match(text.strip()):
+        return None  # parse_utc would read much more: a zone naming a file is opened and read
     try:
         when = parse_utc(text.strip())  # naive, in UTC, as nbgrader compares times
         now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
@@ -328,11 +366,16 @@ def read_record(folder: str) -> list[str]:
     return [shown(line) for line in text.splitlines() if line.strip()][:RECORD_LINES + 1]  # as write_record keeps them
 
 
+_MORE = re.compile(r"submission refused: (\d+) more entries, each for a reason above\Z")
+
+
 def kept(lines: list[str], limit: int = RECORD_LINES) -> list[str]:
-    """The first ``limit`` of ``lines``, and one line saying how many more there were."""
-    if len(lines) <= limit:
-        return list(lines)
-    return [*lines[:limit], f"submission refused: {len(lines) - limit} more entries, each for a reason above"]
+    """The first ``limit`` of ``lines``, and one line saying how many more there were (a count
+    already among ``lines``, from a record kept before, is carried on)."""
+    counted = [int(m[1]) for m in map(_MORE.match, lines) if m]
+    lines = [line for line in lines if not _MORE.match(line)]
+    more = sum(counted) + max(0, len(lines) - limit)
+    return [*lines[:limit], *([f"submission refused: {more} more entries, each for a reason above"] if more else [])]
 
 
 def write_record(folder: str, lines: list[str]) -> None:

@@ -23,12 +23,13 @@ the notebook is graded as usual, with the reason at its top.
 from __future__ import annotations
 
 import datetime
+import fcntl
 import glob
 import os
 import pwd
 import re
 import shutil
-import socket
+import stat
 import tempfile
 
 import nbformat
@@ -38,8 +39,8 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode
 
 from autograder.confinement.boundary import (
-    RECORD, SubmissionBoundary, copy_submission, kept, read_record, read_timestamp_text, readable_time, shown,
-    write_record,
+    RECORD, SubmissionBoundary, canonical_time, copy_submission, kept, read_record, read_timestamp_text, readable_time,
+    shown, usable_student_id, write_record,
 )
 
 #: What marks the course's note cell in an autograded notebook.
@@ -76,25 +77,36 @@ LOGGED = 10
 OWN_FOLDERS_FACTOR = 4
 
 
-def _stage_prefix() -> str:
-    return f".graded-submissions-{socket.gethostname()}-"
+#: The private copies' folders in the course folder; each holds :data:`_LOCK`, locked while its run lives.
+STAGE_PREFIX = ".graded-submissions-"
+_LOCK = ".in-use"
 
 
 def _remove_stale_stages(root: str) -> None:
-    """Private copies left by a run of this machine that was killed (its process is gone)."""
-    prefix = _stage_prefix()
+    """Private copies left by a run that was killed: those whose lock nobody holds (on any machine
+    sharing the course folder; a run never removes its own)."""
     for name in os.listdir(root):
-        if name.startswith(prefix):
-            pid = name[len(prefix):].split("-", 1)[0]
-            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        folder = os.path.join(root, name)
+        if not name.startswith(STAGE_PREFIX) or os.path.islink(folder) or not os.path.isdir(folder):
+            continue
+        try:
+            fd = os.open(os.path.join(folder, _LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # being made, or not ours
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its run is alive
+        finally:
+            os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class _ThroughTheBoundary:
     """A converter that reads a private copy of its input, made through the boundary.
 
-    The copy lies in the course's own folder (hidden: ``.graded-submissions-<host>-<pid>-*``, mode
-    0700), so it is exposed to no one the course's ``submitted/`` and ``autograded/`` are not; the
+    The copy lies in the course's own folder (hidden: ``.graded-submissions-*``, mode 0700, locked
+    while its run lives), so it is exposed to no one the course's ``submitted/`` and ``autograded/`` are not; the
     jail hides the course folder from every kernel but for the kernel's own notebook folder."""
 
     #: Names at the top of the input the boundary refuses (a student's file posing as the course's record).
@@ -105,13 +117,16 @@ class _ThroughTheBoundary:
     def start(self) -> None:
         root = self.coursedir.root
         _remove_stale_stages(root)
-        self._stage_root = tempfile.mkdtemp(prefix=f"{_stage_prefix()}{os.getpid()}-", dir=root)  # mode 0700
+        self._stage_root = tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=root)  # mode 0700
+        lock = os.open(os.path.join(self._stage_root, _LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # held while this run lives (over NFS, Linux takes it on the server)
         self.refusals: dict[tuple[str, str], list[str]] = {}
         try:
             self._stage()
             super().start()
         finally:
             shutil.rmtree(self._stage_root, ignore_errors=True)
+            os.close(lock)
 
     def _real_source(self, assignment_id: str, student_id: str) -> str:
         return super()._format_source(assignment_id, student_id)
@@ -137,8 +152,9 @@ class _ThroughTheBoundary:
         for folder in sorted(glob.glob(pattern)):
             student_folder, assignment_id = os.path.split(os.path.normpath(folder))
             student_id = os.path.basename(student_folder)
-            if not (student_id.isprintable() and assignment_id.isprintable()):
-                self.log.error("Not graded: the folder %s has a name with control characters", shown(folder))
+            if not (usable_student_id(student_id) and assignment_id.isprintable()):
+                self.log.error("Not graded: the folder %s names no student nbgrader can grade alone "
+                               "(control characters, a pattern or a hidden name)", shown(folder))
                 continue
             dest = os.path.join(self._stage_root, student_id, assignment_id)
             os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
@@ -237,7 +253,8 @@ class BoundedGenerateFeedback(_ThroughTheBoundary, GenerateFeedback):
     def _limits(self) -> SubmissionBoundary:
         limits = SubmissionBoundary(parent=self)
         return SubmissionBoundary(max_file_bytes=limits.max_file_bytes * OWN_FOLDERS_FACTOR,
-                                  max_submission_bytes=limits.max_submission_bytes * OWN_FOLDERS_FACTOR)
+                                  max_submission_bytes=limits.max_submission_bytes * OWN_FOLDERS_FACTOR,
+                                  max_notebook_bytes=limits.max_notebook_bytes * OWN_FOLDERS_FACTOR)
 
 
 class BoundedCollect(ExchangeCollect):
@@ -273,6 +290,17 @@ class BoundedCollect(ExchangeCollect):
             when = readable_time(parts[2]) if len(parts) >= 3 else None
             if when is None or not name.isprintable():
                 self.log.warning("Not collected: the inbound folder %s has no readable time in its name", shown(name))
+                continue
+            if not usable_student_id(parts[0]):
+                self.log.warning("Not collected: %s names no student nbgrader can grade alone (a pattern or a hidden name)",
+                                 shown(name))
+                continue
+            try:
+                real_folder = stat.S_ISDIR(os.lstat(path).st_mode)
+            except OSError:
+                real_folder = False
+            if not real_folder:  # nbgrader's copy_files would stop the whole collect on a dangling link
+                self.log.warning("Not collected: the inbound entry %s is not a folder", shown(name))
                 continue
             impostor = self._impostor(path, parts[0])
             if impostor:
@@ -322,9 +350,9 @@ class BoundedCollect(ExchangeCollect):
         if claimed is None:
             parts = os.path.basename(src).rsplit("+", 3)
             claimed = readable_time(parts[2]) if len(parts) >= 3 else None
-            if claimed is not None:
-                with open(os.path.join(dest, "timestamp.txt"), "w") as f:
-                    f.write(claimed.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+        if claimed is not None:  # always in nbgrader's own form: nothing of the student's text is kept
+            with open(os.path.join(dest, "timestamp.txt"), "w") as f:
+                f.write(canonical_time(claimed))
         claimed_at = claimed.replace(tzinfo=datetime.timezone.utc).timestamp() if claimed else None
         if claimed_at is not None and copied.latest_change - claimed_at > self.STAMP_SLACK:
             changed = datetime.datetime.fromtimestamp(copied.latest_change, datetime.timezone.utc)

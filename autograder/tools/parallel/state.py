@@ -32,7 +32,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from autograder.confinement.boundary import is_regular_file, read_timestamp_text, readable_time
+from autograder.confinement.boundary import is_regular_file, read_timestamp_text, readable_time, usable_student_id
 from autograder.grading.cells import autograder_tests
 from autograder.tools.errors import ParallelError
 from autograder.tools.parallel.worker import with_busy_timeout
@@ -147,7 +147,7 @@ def submitted_students(course: Course, assignment: str) -> list[str]:
     found = []
     for path in glob.glob(pattern):
         m = regexp.match(path)
-        if m and os.path.isdir(path) and m["student_id"] not in excluded:
+        if m and os.path.isdir(path) and m["student_id"] not in excluded and usable_student_id(m["student_id"]):
             found.append(m["student_id"])
     return sorted(found)
 
