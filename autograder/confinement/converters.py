@@ -156,18 +156,28 @@ class _ThroughTheBoundary:
                 self.log.error("Not graded: the folder %s names no student nbgrader can grade alone "
                                "(control characters, a pattern or a hidden name)", shown(folder))
                 continue
-            dest = os.path.join(self._stage_root, student_id, assignment_id)
-            os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
-            if os.path.islink(student_folder):
-                refused = [f"submission refused: {shown(student_id)}/ (the student's folder) is a symbolic link"]
-                os.makedirs(dest, mode=0o755)
-            else:
-                earlier = read_record(folder) if not os.path.islink(folder) else []
-                refused = earlier + copy_submission(
-                    folder, dest, limits, ignore=[*self.coursedir.ignore, *self.skipped], reserved=self.reserved,
-                    one_link=False).sentences()
-            if refused:
-                self._handle_refused(assignment_id, student_id, dest, refused)
+            try:
+                self._stage_one(folder, student_folder, student_id, assignment_id, limits)
+            except Exception as error:  # noqa: BLE001 - one submission that cannot be copied costs only itself
+                self.log.error("Not graded: %s could not be copied through the boundary (%s: %s)",
+                               shown(folder), type(error).__name__, shown(str(error)))
+                shutil.rmtree(os.path.join(self._stage_root, student_id, assignment_id), ignore_errors=True)
+
+    def _stage_one(self, folder: str, student_folder: str, student_id: str, assignment_id: str,
+                   limits: SubmissionBoundary) -> None:
+        """Copy one student's submission through the boundary into the private copy."""
+        dest = os.path.join(self._stage_root, student_id, assignment_id)
+        os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
+        if os.path.islink(student_folder):
+            refused = [f"submission refused: {shown(student_id)}/ (the student's folder) is a symbolic link"]
+            os.makedirs(dest, mode=0o755)
+        else:
+            earlier = read_record(folder) if not os.path.islink(folder) else []
+            refused = earlier + copy_submission(
+                folder, dest, limits, ignore=[*self.coursedir.ignore, *self.skipped], reserved=self.reserved,
+                one_link=False).sentences()
+        if refused:
+            self._handle_refused(assignment_id, student_id, dest, refused)
 
     def _handle_refused(self, assignment_id: str, student_id: str, dest: str, refused: list[str]) -> None:
         log_refusals(self.log, refused, f"student {shown(student_id)}, assignment {shown(assignment_id)}")
