@@ -35,7 +35,7 @@ from autograder.tools.parallel import run as parallel
 ASSIGNMENT = "branch_repair"  # among the quickest to grade
 SAMPLES = REPO / "tests" / "samples" / ASSIGNMENT
 CANNOT_GRADE = {"broken-unreadable": "NotJSONError"}
-GRADED_LINE = re.compile(r"^\[\s*\d+/\d+\] (?P<student>\S+)\s+(?P<points>[\d.]+)/(?P<max>[\d.]+) points  \(")
+GRADED_LINE = re.compile(r"^\[\s*\d+/\d+\] (?P<student>\S+)\s+(?P<points>[\d.]+)/(?P<max>[\d.]+) automatic points  \(")
 SKIPPED_LINE = re.compile(r"^\[\s*\d+/\d+\] (?P<student>\S+)\s+skipped: already graded")
 
 slow = pytest.mark.slow

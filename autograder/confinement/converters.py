@@ -118,8 +118,11 @@ class _ThroughTheBoundary:
         root = self.coursedir.root
         _remove_stale_stages(root)
         self._stage_root = tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=root)  # mode 0700
-        lock = os.open(os.path.join(self._stage_root, _LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        fcntl.flock(lock, fcntl.LOCK_EX)  # held while this run lives (over NFS, Linux takes it on the server)
+        # The lock, held while this run lives (over NFS, Linux takes it on the server), is taken before
+        # its name appears: another run's cleanup never finds it free in between.
+        lock = os.open(os.path.join(self._stage_root, f"{_LOCK}.new"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        os.rename(os.path.join(self._stage_root, f"{_LOCK}.new"), os.path.join(self._stage_root, _LOCK))
         self.refusals: dict[tuple[str, str], list[str]] = {}
         try:
             self._stage()
