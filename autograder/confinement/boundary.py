@@ -15,7 +15,10 @@ within the course's sizes, is copied. Anything else is refused, named, and not r
 - a file over :attr:`SubmissionBoundary.max_file_bytes`, or one that would take the submission
   over :attr:`SubmissionBoundary.max_submission_bytes` (a sparse file counts at its apparent size);
 - a name holding control characters (shown escaped, never raw);
-- a folder nested deeper than :data:`MAX_DEPTH`, or entries past :data:`MAX_ENTRIES`.
+- a folder nested deeper than :data:`MAX_DEPTH`, or entries past :data:`MAX_ENTRIES`;
+- a notebook over :attr:`SubmissionBoundary.max_notebook_bytes`, or of more than
+  :data:`NOTEBOOK_VALUES` JSON values once parsed (:func:`notebook_problem`);
+- a ``timestamp.txt`` that does not hold a time in the form nbgrader writes (:func:`readable_time`).
 
 :func:`copy_submission` copies what passes into a folder of the course's and says what it
 refused; :mod:`autograder.confinement.converters` puts it in front of nbgrader's collect,
