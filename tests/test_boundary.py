@@ -268,8 +268,14 @@ def run(argv, cwd, user=None, env=None, timeout=BUDGET):
     return done, time.monotonic() - began
 
 
+# Each path once per kind of user, within the CI budget: nbgrader's own autograde as root (the root
+# jail) and the parallel command as a plain user (the rootless jail, two kernels side by side);
+# BOUNDARY_WAYS=all adds the other two (both pass: root parallel 46 s, plain nbgrader 52 s).
+_ALL_WAYS = os.environ.get("BOUNDARY_WAYS") == "all"
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["nbgrader", "parallel"])
+@pytest.mark.parametrize("how", ["nbgrader", "parallel"] if _ALL_WAYS else ["nbgrader"])
 def test_the_attacks_through_real_nbgrader_as_root(tmp_path, how):
     from autograder.tools import scratch
 
@@ -297,7 +303,7 @@ def test_the_attacks_through_real_nbgrader_as_root(tmp_path, how):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["nbgrader", "parallel"])
+@pytest.mark.parametrize("how", ["nbgrader", "parallel"] if _ALL_WAYS else ["parallel"])
 def test_the_attacks_through_real_nbgrader_as_a_plain_user(how):
     from test_rootless import plain_environment
 
