@@ -109,9 +109,9 @@ class _ThroughTheBoundary:
     while its run lives), so it is exposed to no one the course's ``submitted/`` and ``autograded/`` are not; the
     jail hides the course folder from every kernel but for the kernel's own notebook folder."""
 
-    #: Names at the top of the input the boundary refuses (a student's file posing as the course's record).
-    reserved: tuple[str, ...] = ()
-    #: Names at the top of the input it skips, unread (the course's record, read on its own).
+    #: Names at the top of the input it skips, unread (the course's record, read on its own). The
+    #: input is the course's (``submitted/``, ``autograded/``): no name is refused there, as collect refuses
+    #: a student's file posing as the record.
     skipped: tuple[str, ...] = ()
 
     def start(self) -> None:
@@ -177,7 +177,7 @@ class _ThroughTheBoundary:
         else:
             earlier = read_record(folder) if not os.path.islink(folder) else []
             refused = earlier + copy_submission(
-                folder, dest, limits, ignore=[*self.coursedir.ignore, *self.skipped], reserved=self.reserved,
+                folder, dest, limits, ignore=[*self.coursedir.ignore, *self.skipped], reserved=(),
                 one_link=False).sentences()
         if refused:
             self._handle_refused(assignment_id, student_id, dest, refused)
