@@ -27,6 +27,7 @@ A = "static_max_mode"
 MISCONCEPTIONS = {
     "drop_jit", "jit_inner_only", "rejit_every_call", "make_static", "python_loop", "keyword_argument",
     "host_read_in_loop", "map_eagerly", "drop_recursion", "dedupe_repeats", "normalise_input", "python_branch",
+    "baked_argument",
 }
 
 
@@ -41,6 +42,32 @@ def test_every_misconception_operator_finds_a_place_in_the_course():
     for mutants in found.values():
         for mutant in mutants:
             assert mutant.diff.count("(reference)") == 1 and mutant.diff.count("\n-") + mutant.diff.count("\n+") > 0
+
+
+def test_a_baked_argument_is_what_a_global_read_while_tracing_gives():
+    """The operator's mutant behaves as the student's mistake does: under jit, a second call at the
+    same shapes reuses the first value of the baked argument; a new shape traces and bakes anew;
+    run eagerly, a plain def's argument is read as given."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from autograder.tools.mutants.misconceptions import BakedArgument
+
+    space: dict = {}
+    exec(BakedArgument.helpers, space)
+    scaled = space["_mutant_baked"]("scale")(lambda x, scale: x * scale)
+    assert float(scaled(jnp.ones(()), 2.0)) == 2.0
+    assert float(scaled(jnp.ones(()), 5.0)) == 2.0  # the first value, baked in
+    assert float(scaled(jnp.ones(3), 5.0)[0]) == 5.0  # a new shape traces again and bakes the new value
+
+    def plain(x, scale):
+        scale = space["_mutant_first_seen"]("scale", scale)
+        return x * scale
+    jitted = jax.jit(plain)
+    assert float(jitted(jnp.ones(()), np.float32(2.0))) == 2.0
+    assert float(jitted(jnp.ones(()), np.float32(7.0))) == 2.0
+    assert float(plain(jnp.ones(()), np.float32(7.0))) == 7.0  # eagerly, nothing is baked
 
 
 def test_a_python_loop_below_a_threshold_makes_the_bound_static():

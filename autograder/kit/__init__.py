@@ -9,6 +9,8 @@
   (:func:`float32_values`, :func:`vectors`, :data:`GARBAGE`, :data:`SHAPES`);
 - numbers: :func:`scalar`, :func:`close`, :func:`op_by_op` (the mathematics as written,
   no compiler rewrite), :func:`first_failure` (a search over JAX's stateful caches);
+- a second call at the same shapes: :func:`other_values` (every number changed) and
+  :data:`BAKED` (the feedback sentence for a value baked in while tracing);
 - evidence from JAX's own events: :class:`TraceLog`, :func:`traces_during`,
   :class:`SignatureAudit` (jitted, judged by what it does), :func:`clear_cache_of`,
   :func:`signature_of`, :func:`student_traced`;
@@ -29,7 +31,7 @@ See ``docs/authoring.md`` for how to write a property that is sound.
 from autograder.grading import render
 from autograder.grading.registry import prop
 from autograder.grading.results import CallRaised, PropertyFailure
-from autograder.kit.checks import close, first_failure, op_by_op, scalar
+from autograder.kit.checks import BAKED, close, first_failure, op_by_op, other_values, scalar
 from autograder.kit.compiles import CompileLog, compiles_during, student_compiled
 from autograder.kit.host_reads import HostReads, conversion_under_trace, spoken
 from autograder.kit.settings import TRACES, VALUES
@@ -45,7 +47,7 @@ from autograder.kit.traces import (
 )
 
 __all__ = [
-    "CallRaised", "CompileLog", "HostReads", "compiles_during", "conversion_under_trace", "spoken", "student_compiled", "GARBAGE", "PropertyFailure", "Retraced", "SHAPES", "SignatureAudit", "TRACES", "TraceLog",
-    "VALUES", "clear_cache_of", "close", "first_failure", "float32_values", "op_by_op", "prop", "render",
+    "BAKED", "CallRaised", "CompileLog", "HostReads", "compiles_during", "conversion_under_trace", "spoken", "student_compiled", "GARBAGE", "PropertyFailure", "Retraced", "SHAPES", "SignatureAudit", "TRACES", "TraceLog",
+    "VALUES", "clear_cache_of", "close", "first_failure", "float32_values", "op_by_op", "other_values", "prop", "render",
     "scalar", "signature_of", "student_traced", "traces_during", "vectors",
 ]

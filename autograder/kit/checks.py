@@ -36,6 +36,34 @@ def close(got: float, expected: float, magnitude: float) -> bool:
     return math.isfinite(got) and abs(got - expected) <= 1e-5 * (abs(magnitude) + 1.0) + 1e-6 * abs(expected)
 
 
+#: Said where a call returned what an earlier call at the same shapes should have: the lesson of a
+#: value baked in while tracing.
+BAKED = (" It is what the earlier call at the same shapes should have returned: a value the function read "
+         "from outside its arguments while JAX traced it (a global, a dict, a closure, an attribute) became a "
+         "constant of the compiled program, and later calls at those shapes reuse it. Pass every value that can "
+         "change as an argument.")
+
+
+def other_values(tree, offset: float = 2.75):
+    """The same containers, shapes and dtypes as ``tree``, every number changed: the second call
+    of a function at shapes it has already seen, which reuses the program the first one traced.
+    Floats become ``offset - x``, integers ``x + 1``, booleans their negation; other leaves stay."""
+    import jax
+
+    def change(leaf):
+        if isinstance(leaf, (bool, np.bool_)) or (hasattr(leaf, "dtype") and np.asarray(leaf).dtype == np.bool_):
+            return np.logical_not(leaf) if hasattr(leaf, "dtype") else not leaf
+        if isinstance(leaf, (int, np.integer)) or (hasattr(leaf, "dtype") and np.issubdtype(leaf.dtype, np.integer)):
+            return leaf + 1
+        if isinstance(leaf, (float, np.floating)) or (hasattr(leaf, "dtype") and np.issubdtype(leaf.dtype, np.floating)):
+            changed = offset - np.asarray(leaf)
+            if isinstance(leaf, jax.Array):
+                return jax.numpy.asarray(changed, leaf.dtype)
+            return changed.astype(leaf.dtype) if hasattr(leaf, "dtype") else float(changed)
+        return leaf
+    return jax.tree.map(change, tree)
+
+
 def first_failure(strategy, check, settings=TRACES) -> None:
     """Search ``strategy`` for an example where ``check`` fails; raise the first one found.
 

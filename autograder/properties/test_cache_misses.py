@@ -90,6 +90,7 @@ def test_scaled_norm_matches_original(submission):
     @_FEW
     @given(values=float32_values(_VALUE_SHAPES), scale=_SCALES)
     @example(values=np.array([3.0, 4.0, 0.0], np.float32), scale=2.0)
+    @example(values=np.array([1.0, -2.0, 0.5], np.float32), scale=-0.5)  # same shape: nothing may be baked in
     @example(values=np.array([[1.0, -2.0, 2.0], [0.0, 0.5, -0.5]], np.float32), scale=-1.5)
     def check(values, scale):
         x = jax.device_put(values)
@@ -160,6 +161,7 @@ def test_clipped_mean_matches_original(submission):
     @_FEW
     @given(values=float32_values(_VALUE_SHAPES), low=_SCALES, width=st.floats(0.0, 10.0, width=32))
     @example(values=np.array([-5.0, 0.5, 5.0], np.float32), low=-1.0, width=2.0)
+    @example(values=np.array([2.0, -0.5, 9.0], np.float32), low=0.0, width=3.0)  # same shape, every value new
     def check(values, low, width):
         high = float(np.float32(low + width))
         x = jax.device_put(values)

@@ -33,7 +33,7 @@ from jax import export
 
 from autograder.kit import (
     TRACES, VALUES, CallRaised, CompileLog, HostReads, PropertyFailure, SignatureAudit, TraceLog,
-    conversion_under_trace, first_failure, prop, render, signature_of, spoken,
+    conversion_under_trace, first_failure, other_values, prop, render, signature_of, spoken,
 )
 from autograder.kit.handed import Compiled, Thunk
 from autograder.kit.jaxprs import sub_jaxprs
@@ -165,6 +165,9 @@ def _call_step(submission, theta, x, y, lr):
 
 _PROBE_STEP = (np.array([0.5, -0.25, 1.0], np.float32),
                (np.arange(12, dtype=np.float32).reshape(4, 3) / 12, np.array([1.0, -1.0, 0.5, 2.0], np.float32)), 0.1)
+#: The probe's shapes with every number changed: a value read from outside the arguments while
+#: tracing is baked into the program, and only a second call at the same shapes shows it.
+_OTHER_STEP = other_values(_PROBE_STEP[:2]) + (0.3,)
 
 
 @prop(
@@ -179,6 +182,7 @@ def test_step_updates_theta(submission):
     @given(case=_step_case())
     @example(case=_PROBE_STEP)
     @example(case=_PROBE_STEP[:2] + (0.75,))  # one step at a large lr: a clipped or fixed lr shows here
+    @example(case=_OTHER_STEP)
     def check(case):
         theta, (x, y), lr = case
         (new_theta, _), text = _call_step(submission, theta, x, y, lr)
@@ -203,6 +207,7 @@ def test_step_loss_before_update(submission):
     @VALUES
     @given(case=_step_case())
     @example(case=_PROBE_STEP)
+    @example(case=_OTHER_STEP)
     def check(case):
         theta, (x, y), lr = case
         (_, loss), text = _call_step(submission, theta, x, y, lr)

@@ -16,8 +16,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from autograder.kit import (
-    CallRaised, CompileLog, PropertyFailure, SignatureAudit, VALUES, clear_cache_of, programs, prop, render,
-    signature_of,
+    BAKED, CallRaised, CompileLog, PropertyFailure, SignatureAudit, VALUES, clear_cache_of, other_values, programs,
+    prop, render, signature_of,
 )
 from autograder.kit.jaxprs import count_recursive, count_top_level, primitive_counts, staged_loops, sub_jaxprs
 
@@ -111,6 +111,7 @@ def test_rolled_matches_loop(submission):
     )
     @example(x=_LESSON_X, steps=3)
     @example(x=_LESSON_X, steps=30)
+    @example(x=other_values(_LESSON_X), steps=3)  # the same shape, other numbers: nothing may be baked in
     @example(x=_LESSON_X, steps=0)
     @example(x=_LESSON_X, steps=1)
     # Near 0 a step multiplies x by about 1.5, so these are still moving after 64 steps: a loop
@@ -497,7 +498,9 @@ def _trees():
 _SCALES = st.sampled_from((0.1, 0.25, 0.5, 1.0, 3.0))
 
 
-def _check_quantised(submission, tree, scale: float) -> None:
+def _check_quantised(submission, tree, scale: float, earlier=None) -> None:
+    """``earlier``: the ``(tree, scale)`` of a call just before at the same shapes, whose answer a
+    program that baked in a value read while tracing would give again."""
     device_tree = jax.tree.map(jax.device_put, tree)
     leaves = len(jax.tree.leaves(tree))
     text = render.call("quantise_jitted", (device_tree, scale))
@@ -509,7 +512,8 @@ def _check_quantised(submission, tree, scale: float) -> None:
             f"{want_structure}: return the same containers and keys, with each leaf quantised.",
             example=text,
         )
-    for (path, leaf), out in zip(jax.tree_util.tree_flatten_with_path(tree)[0], jax.tree.leaves(got)):
+    before = jax.tree.leaves(earlier[0]) if earlier is not None else []
+    for i, ((path, leaf), out) in enumerate(zip(jax.tree_util.tree_flatten_with_path(tree)[0], jax.tree.leaves(got))):
         where = _leaf_path_words(path)
         if not hasattr(out, "shape") or np.asarray(out).shape != leaf.shape or np.asarray(out).dtype != np.float32:
             raise PropertyFailure(
@@ -519,11 +523,23 @@ def _check_quantised(submission, tree, scale: float) -> None:
             )
         out = np.asarray(out)
         if not _leaf_close(out, leaf, scale):
+            note = _rounding_note(out, leaf, scale)
+            if before and _leaf_close(out, before[i], earlier[1]):
+                note = BAKED
             raise PropertyFailure(
                 f"`quantise_jitted` does not quantise {where} (of {leaves}) as `quantise` does, with scale "
-                f"{scale}." + _rounding_note(out, leaf, scale),
+                f"{scale}." + note,
                 example=text, got=render.value(out), expected=render.value(_reference_quantise(leaf, scale)),
             )
+
+
+def _check_again(submission, tree, scale: float, other_scale: float) -> None:
+    """The call, the same shapes with other values, then those with another scale."""
+    other = other_values(tree)
+    _check_quantised(submission, tree, scale)
+    _check_quantised(submission, other, scale, earlier=(tree, scale))
+    if other_scale != scale:
+        _check_quantised(submission, other, other_scale, earlier=(other, scale))
 
 
 @prop(
@@ -541,6 +557,9 @@ def test_quantise_matches_eager(submission):
     - a tuple: ``isinstance(tree, tuple)``
     - nested containers: ``any(isinstance(c, (dict, list, tuple)) for c in (tree.values() if isinstance(tree, dict) else tree))``
     - an exact half: ``any(np.any(np.abs(np.asarray(l) / scale - np.round(np.asarray(l) / scale)) == 0.5) for l in jax.tree.leaves(tree))``
+
+    Each tree is called again at the same shapes with other values, then another scale: a value
+    read from outside the arguments while tracing is baked in, and only a second call shows it.
     """
     for tree, scale in (
         ({"w": np.array([0.26, -0.74, 1.5], np.float32), "b": np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]],
@@ -549,12 +568,12 @@ def test_quantise_matches_eager(submission):
         # exact halves: jnp.round rounds them to even (0.25 / 0.5 = 0.5 -> 0), not up
         ({"halves": np.array([0.25, 0.75, -0.25, 1.25], np.float32)}, 0.5),
     ):
-        _check_quantised(submission, tree, scale)
+        _check_again(submission, tree, scale, 3.0)
 
     @settings(VALUES, max_examples=6)
-    @given(tree=_trees(), scale=_SCALES)
-    def check(tree, scale):
-        _check_quantised(submission, tree, scale)
+    @given(tree=_trees(), scale=_SCALES, other_scale=_SCALES)
+    def check(tree, scale, other_scale):
+        _check_again(submission, tree, scale, other_scale)
 
     check()
 

@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         "comparisons, arithmetic, constants, slices, axes, dtypes, returns, refusals; and the course's own: drop a "
         "jit, jit an inner function only, jit afresh on every call, make an argument static, a Python loop for a "
         "structured one, a keyword for a position, a host read in a loop, a jit mapped leaf by leaf, a recursion "
-        "cut short, repeated sub-jaxprs counted once, an input tidied up instead of refused), grade each in a fresh "
+        "cut short, repeated sub-jaxprs counted once, an input tidied up instead of refused, an argument read from a "
+        "holder while tracing and so baked in), grade each in a fresh "
         "process with the property module, and report per operator how many lose points, with the diff of each "
         "survivor. Records the run beside the property module for `check`; exits 1 if a survivor is not declared "
         "equivalent in autograder/properties/<assignment>.equivalent.toml.",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.grading.cells import is_autograder_test
-from autograder.tools.mutants.misconceptions import MISCONCEPTIONS, jitted_signatures
+from autograder.tools.mutants.misconceptions import MISCONCEPTIONS, jitted_signatures, wrapped_defs
 from autograder.tools.mutants.operators import GENERIC
 
 OPERATORS = GENERIC + MISCONCEPTIONS
@@ -59,7 +59,8 @@ def reference(notebook: Path, assignment: str) -> Reference:
 def mutants(ref: Reference, only: set[str] | None = None) -> list[Mutant]:
     """Every mutant of the reference, by cell then operator; ``only``: operator names."""
     sources = {index: source for index, source in ref.cells if index in ref.solutions}
-    jitted = jitted_signatures([_parse_or_empty(source) for _, source in ref.cells])
+    modules = [_parse_or_empty(source) for _, source in ref.cells]
+    jitted, wrapped = jitted_signatures(modules), wrapped_defs(modules)
     found, sources_seen = [], set()
     for index, lines in ref.solutions.items():
         original = ast.unparse(ast.parse(sources[index]))
@@ -70,12 +71,12 @@ def mutants(ref: Reference, only: set[str] | None = None) -> list[Mutant]:
             for target in range(10_000):
                 tree = ast.parse(sources[index])  # the cell's own lines: the region is counted in them
                 op = operator(target, lines, tree)
-                op.jitted = jitted
+                op.jitted, op.wrapped = jitted, wrapped
                 new = op.visit(tree)
                 if op.change is None:
                     break
-                if operator.helpers:
-                    new.body[:0] = ast.parse(operator.helpers).body
+                if op.helpers:
+                    new.body[:0] = ast.parse(op.helpers).body
                 ast.fix_missing_locations(new)
                 text = ast.unparse(new)
                 if text == original or (index, text) in sources_seen:

@@ -501,5 +501,146 @@ class NormaliseInput(Misconception):
         return self.offer(node, [(f"`{node.left.id}` is stripped and lower-cased before the comparison", make)])
 
 
+_BAKED = '''
+def _mutant_baked(name, **options):
+    import functools
+    import inspect
+    import jax
+
+    def wrap(fn):
+        signature, held = inspect.signature(fn), {}
+
+        @functools.wraps(fn)
+        def reads_the_holder(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.arguments[name] = held["value"]  # a module-level value, read while tracing
+            return fn(*bound.args, **bound.kwargs)
+
+        jitted = jax.jit(reads_the_holder, **options)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            held["value"] = bound.arguments[name]
+            return jitted(*args, **kwargs)
+        return call
+    return wrap
+'''
+
+
+_FIRST_SEEN = '''
+def _mutant_first_seen(name, value):
+    """Under a trace, the first value this parameter had at this shape and dtype, every time
+    after: what a value read from a global while tracing gives."""
+    import jax
+    import numpy as np
+
+    if not isinstance(value, jax.core.Tracer):
+        return value  # run eagerly, the global is read afresh each time
+    held = _mutant_first_seen.__dict__.setdefault("held", {})
+    key = (name, value.shape, str(value.dtype))
+    return jax.pure_callback(lambda v: held.setdefault(key, np.asarray(v)),
+                             jax.ShapeDtypeStruct(value.shape, value.dtype), value, vmap_method="sequential")
+'''
+
+
+def wrapped_defs(modules: list[ast.Module]) -> dict[str, list[str]]:
+    """``{name: parameter names}`` of the notebook's plain ``def``s that some line hands to
+    ``jax.jit`` (``masked_score = jax.jit(masked_objective)``)."""
+    defs, wrapped = {}, {}
+    for module in modules:
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef):
+                defs[node.name] = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+    for module in modules:
+        for node in ast.walk(module):
+            if jit_call(node) and isinstance(node.args[0], ast.Name) and node.args[0].id in defs:
+                wrapped[node.args[0].id] = _dynamic(defs[node.args[0].id], node.keywords)
+    return wrapped
+
+
+def _baked(name: str, options: list[ast.keyword]) -> ast.expr:
+    return ast.Call(ast.Name("_mutant_baked", ast.Load()), [ast.Constant(name)], copy.deepcopy(options))
+
+
+def _dynamic(params: list[str], options: list[ast.keyword]) -> list[str]:
+    """The parameters a jit with these options traces: all but its static ones (by name or number)."""
+    numbers = set()
+    for keyword in options:
+        if keyword.arg == "static_argnums":
+            value = keyword.value
+            elts = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+            numbers |= {e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, int)}
+    return [p for i, p in enumerate(params) if p not in _static_names(options) and i not in numbers]
+
+
+class BakedArgument(Misconception):
+    """A dynamic argument read from outside the function while tracing (a global, a dict, a
+    closure, an attribute the caller sets before each call): JAX bakes the value it sees into the
+    program as a constant, so every later call at the same shapes reuses the first value. A
+    property that calls with one value per shape cannot tell; one that calls with two can."""
+
+    name = "baked_argument"
+    helpers = _BAKED + _FIRST_SEEN  # each mutant takes the one it needs
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        found = self.decorated_jit(node)
+        if found is None:
+            return self._body_only(node)
+        index, options = found
+        params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+        variants = []
+        for param in _dynamic(params, options):
+            def make(param=param):
+                self.helpers = _BAKED
+                new = copy.deepcopy(node)
+                new.decorator_list[index] = _baked(param, options)
+                return new
+            variants.append((f"`{param}` of `{node.name}` is read from a module-level holder while tracing, "
+                             "so its first value at each shape is baked in", make))
+        return self.offer_def(node, variants)
+
+    def _body_only(self, node: ast.FunctionDef):
+        """A ``def`` whose body alone is the student's, handed to ``jax.jit`` elsewhere: the
+        parameter is replaced, at the body's first line, by what a global read would give."""
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and len(node.body) > 1:
+            first = node.body[1]  # after the docstring
+        if node.name not in self.wrapped or not self.in_region(first):
+            return node
+        variants = []
+        for param in self.wrapped[node.name]:
+            def make(param=param):
+                self.helpers = _FIRST_SEEN  # this mutant needs only the one helper
+                new = copy.deepcopy(node)
+                at = new.body.index(next(s for s in new.body if s.lineno == first.lineno))
+                new.body.insert(at, ast.parse(f"{param} = _mutant_first_seen({param!r}, {param})").body[0])
+                return new
+            variants.append((f"`{param}` of `{node.name}` is read from a global while tracing, so its first "
+                             "value at each shape is baked in", make))
+        replaced = self.offer(first, variants)
+        return node if replaced is first else replaced
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        value = node.value
+        if not (jit_call(value) and isinstance(value.args[0], ast.Name)):
+            return node
+        target = next((t.id for t in node.targets if isinstance(t, ast.Name)), None)
+        variants = []
+        for param in _dynamic(self.jitted.get(target, []), value.keywords):
+            def make(param=param):
+                self.helpers = _BAKED
+                new = copy.deepcopy(node)
+                new.value = ast.Call(_baked(param, value.keywords), [copy.deepcopy(value.args[0])], [])
+                return new
+            variants.append((f"`{param}` of `{target}` is read from a module-level holder while tracing, "
+                             "so its first value at each shape is baked in", make))
+        return self.offer(node, variants)
+
+
 MISCONCEPTIONS = (DropJit, JitInnerOnly, RejitEveryCall, MakeStatic, PythonLoop, KeywordArgument,
-                  HostReadInLoop, MapEagerly, DropRecursion, DedupeSubJaxprs, PythonBranch, NormaliseInput)
+                  HostReadInLoop, MapEagerly, DropRecursion, DedupeSubJaxprs, PythonBranch, NormaliseInput,
+                  BakedArgument)

@@ -46,6 +46,8 @@ class Operator(ast.NodeTransformer):
     helpers = ""
     #: ``{name: parameter names}`` of the notebook's jitted functions (set by the engine).
     jitted: dict[str, list[str]] = {}
+    #: ``{name: dynamic parameter names}`` of the notebook's plain ``def``s handed to ``jax.jit``.
+    wrapped: dict[str, list[str]] = {}
 
     def __init__(self, target: int, lines: range, module: ast.Module):
         self.target = target
