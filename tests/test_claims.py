@@ -213,6 +213,23 @@ with PhaseWatch() as _w:
     jnp.stack(_kept)
 result = _w.traces
 """,
+        "nested_jit": """
+@jax.jit
+def _inner_once(v):
+    return v + 1.0
+@jax.jit
+def _outer_once(v):
+    return _inner_once(v) * 2.0
+_n = jnp.ones(29)
+with PhaseWatch() as _w:
+    _outer_once(_n)
+result = [_w.traces, _w.compiles]
+""",
+        "boundary_returns": """
+_m = jnp.ones((2, 2))
+_ready = _m.block_until_ready()
+result = [_ready is _m, type(_ready).__name__ != "float"]
+""",
         "context_key": """
 _c = jnp.ones(5)
 halver(_c, 2.0)
@@ -234,6 +251,31 @@ result = [_precision, _nans, *_committed, _w.traces, _w.compiles]
 """,
     },
     "ledger_extension": {
+        "nested_jit": """
+@jax.jit
+def _inner_once(v):
+    return v + 1.0
+@jax.jit
+def _outer_once(v):
+    return _inner_once(v) * 2.0
+_n = jnp.ones(29)
+with TraceWatch() as _w:
+    _outer_once(_n)
+result = _w.names
+""",
+        "timed_loops": """
+accumulate(jnp.float32(0.0), batches[0])  # as the cell does before timing (a later cell cleared the caches)
+with TraceWatch() as _w:
+    _t, _reads = jnp.float32(0.0), []
+    for _b in batches:
+        _t = accumulate(_t, _b)
+        _reads.append(float(_t))
+    _t = jnp.float32(0.0)
+    for _b in batches:
+        _t = accumulate(_t, _b)
+    _final = float(_t)
+result = [_w.names.count("accumulate"), _reads[-1] == _final]
+""",
         "call_forms": """
 _x11 = jnp.arange(11.0)
 _forms = [lambda: compiled_square_sum(_x11, 2.0), lambda: compiled_square_sum(_x11, scale=2.0),
@@ -246,6 +288,18 @@ for _call in _forms:
 """,
     },
     "padded_masking": {
+        "nested_jit": """
+@jax.jit
+def _inner_once(v):
+    return v + 1.0
+@jax.jit
+def _outer_once(v):
+    return _inner_once(v) * 2.0
+_n = jnp.ones(29)
+with TraceWatch() as _w:
+    _outer_once(_n)
+result = _w.names
+""",
         "inf": "result = float(jnp.float32(0.0) * jnp.inf)",
         "grad_inf": """
 _rows_inf = jnp.array([2.0, 3.0, jnp.inf])
@@ -295,6 +349,124 @@ result = [len(_ulps) > 0, max(_ulps), _far[100.0], _far[1e4]]
         "round": """
 result = [float(jnp.round(jnp.float32(0.25) / 0.5)), float(jnp.round(jnp.float32(0.75) / 0.5)),
           float(jnp.floor(jnp.float32(0.25) / 0.5 + 0.5))]
+""",
+        "dump_written": """
+import base64 as _base64
+import shutil as _shutil
+_names = sorted(os.listdir(dump_dir))
+result = [_names, [_base64.b64encode(open(os.path.join(dump_dir, n), "rb").read()).decode() for n in _names]]
+_shutil.rmtree(dump_dir)
+""",
+        "dump_cached_eager": """
+import shutil as _shutil
+_fresh = jnp.ones(37)
+_dir = tempfile.mkdtemp()
+_saved = {n: jax.config.values[n] for n in ("jax_dump_ir_to", "jax_dump_ir_modes")}
+jax.config.update("jax_dump_ir_to", _dir)
+jax.config.update("jax_dump_ir_modes", "eqn_count_pprof")
+try:
+    unrolled(x, 30)  # compiled before, by the self-check: no dump
+    _cached = sorted(os.listdir(_dir))
+    jnp.cos(_fresh)  # an eager operation at a new shape
+    _eager = sorted(os.listdir(_dir))
+finally:
+    for _n, _v in _saved.items():
+        jax.config.update(_n, _v)
+_shutil.rmtree(_dir)
+result = [_cached, _eager]
+""",
+        "eager_programs": """
+_tree = {"w": jnp.ones((5, 17)), "b": jnp.ones(17)}  # leaf shapes nothing else uses
+_events = []
+def _listen(event, duration, **kw):
+    if event in ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/backend_compile_duration"):
+        _events.append((event.rsplit("/", 1)[1], kw.get("fun_name")))
+jax.monitoring.register_event_duration_secs_listener(_listen)
+try:
+    quantise(_tree, 0.3)
+finally:
+    jax.monitoring.unregister_event_duration_listener(_listen)
+result = [[n for e, n in _events if e == "jaxpr_trace_duration"], [n for e, n in _events if e == "backend_compile_duration"]]
+""",
+        "division": """
+_rng = np.random.default_rng(0)
+_x = _rng.uniform(-100.0, 100.0, 1_000_000).astype(np.float32)
+result = []
+for _scale in (0.1, 0.3):
+    _s = np.float32(_scale)
+    _exact, _recip = _x / _s, _x * (np.float32(1.0) / _s)  # numpy float32: correctly rounded division
+    _eager = np.asarray(jnp.asarray(_x) / _scale)
+    _alone = np.asarray(jax.jit(lambda a, b: a / b)(jnp.asarray(_x), _scale))
+    _fused = np.asarray(jax.jit(lambda a, b: jnp.round(a / b) * b)(jnp.asarray(_x), _scale))
+    result.append([bool(np.array_equal(_eager, _recip)), bool(np.array_equal(_alone, _recip)),
+                   bool(np.array_equal(_exact, _recip)),
+                   bool(np.array_equal(_fused, (np.round(_exact) * _s).astype(np.float32))),
+                   bool(np.array_equal(_fused, (np.round(_recip) * _s).astype(np.float32)))])
+""",
+        "remainder": """
+def _one(v):
+    return 0.5 * v + jnp.sin(v)
+def _blocked(k):
+    @functools.partial(jax.jit, static_argnames="steps")
+    def _rolled_k(v, steps):
+        def _block(c, _):
+            for _ in range(k):
+                c = _one(c)
+            return c, None
+        v, _ = lax.scan(_block, v, None, length=steps // k)
+        for _ in range(steps % k):  # the remainder as a Python loop
+            v = _one(v)
+        return v
+    return _rolled_k
+result = {}
+for _k in (2, 3, 5):
+    _r = _blocked(_k)
+    result[_k] = [count_equations(lambda v: _r(v, s), x) for s in (1, 2, 3, 5, 8, 13, 21, 40)]
+result["reference"] = [count_equations(lambda v: rolled(v, s), x) for s in (1, 2, 3, 5, 8, 13, 21, 40)]
+""",
+        "unroll_param": """
+result = []
+for _u in (8, True):
+    _e = jax.make_jaxpr(lambda v: lax.scan(lambda c, _: (0.5 * c + jnp.sin(c), None), v, None, length=40, unroll=_u)[0])(x).jaxpr.eqns[0]
+    result.append([_e.primitive.name, _e.params["unroll"], _e.params["length"]])
+""",
+        "cond_tuple": """
+def _tuples_only(jaxpr):
+    total = 0
+    for eqn in jaxpr.eqns:
+        total += 1
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, tuple) else (value,):
+                if isinstance(sub, ClosedJaxpr):
+                    total += _tuples_only(sub.jaxpr)
+                elif isinstance(sub, Jaxpr):
+                    total += _tuples_only(sub)
+    return total
+def _mixed(v):
+    v = lax.cond(v[0] > 0, jnp.sin, jnp.cos, v)
+    v = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, v))[1]
+    return lax.scan(lambda c, _: (jax.jit(jnp.cos)(c), None), v, None, length=3)[0]
+_staged = jax.make_jaxpr(_mixed)(x)
+_cond = [e for e in _staged.jaxpr.eqns if e.primitive.name == "cond"][0]
+result = [type(_cond.params["branches"]).__name__, _tuples_only(_staged.jaxpr), count_equations(_mixed, x)]
+""",
+        "rewrap_quantise": """
+_compiled = []
+def _listen(event, duration, **kw):
+    if event == "/jax/core/compile/backend_compile_duration":
+        _compiled.append(kw.get("fun_name"))
+_rewrapped = {"w": jnp.ones((3, 19)), "b": jnp.ones(19)}
+_fresh_lambda = {"w": jnp.ones((4, 19)), "b": jnp.ones(21)}
+jax.monitoring.register_event_duration_secs_listener(_listen)
+try:
+    for _s in (0.1, 0.2, 0.3):
+        jax.jit(quantise)(_rewrapped, _s)  # the same top-level function, wrapped again
+    _once = len(_compiled)
+    for _s in (0.1, 0.2, 0.3):
+        jax.jit(lambda t, s: quantise(t, s))(_fresh_lambda, _s)  # a new lambda each time
+finally:
+    jax.monitoring.unregister_event_duration_listener(_listen)
+result = [_once, len(_compiled) - _once]
 """,
         "quantise_jaxpr": """
 _eqns = jax.make_jaxpr(quantise)({"w": jnp.ones((4, 3)), "b": jnp.ones(3), "gain": jnp.ones(())}, 0.5).jaxpr.eqns
@@ -352,6 +524,63 @@ with TraceWatch() as _w:
     _e * 2.0
 result = _w.names
 """,
+        "kept_alive": """
+import gc as _gc
+import re as _re
+import weakref as _weakref
+_alive = []
+def _made(v):
+    _f = lambda w: jnp.sum(3.0 * w)
+    _alive.append(_f)  # kept: no address is freed for the next lambda
+    return jax.jit(_f)(v)
+_texts = explanations_during(lambda: [_made(x) for _ in range(3)])
+_ids = [_re.search(r"id=(\\d+)", t)[1] for t in _texts]
+_g = lambda v: v * 5.0
+jax.jit(_g)(x)
+_ref = _weakref.ref(_g)
+del _g
+_gc.collect()
+result = [len(_texts), len(set(_ids)), _ref() is None]
+""",
+        "summarise_again": """
+_x4 = jnp.arange(4.0)  # the worked cell's x
+with TraceWatch() as _w:
+    summarise(_x4)
+result = _w.names
+""",
+        "guess_named": """
+@jax.jit
+def _first_kept(v):
+    return jnp.min(v)
+@jax.jit
+def _second_kept(v):
+    return jnp.mean(v)
+def _both(v):
+    for _f in (_first_kept, _second_kept):
+        _f(v)
+result = [miss_cause(t) for t in explanations_during(lambda: _both(x))]
+""",
+        "debug_tier": """
+def _plain(a, b):
+    return a * b
+_d3, _d4 = jnp.ones(3), jnp.ones(4)
+jax.jit(_plain)(_d3, _d3)
+_types_too = explanations_during(lambda: jax.jit(jax.checkpoint(_plain))(_d4, _d4))
+_tree_too = explanations_during(lambda: jax.jit(jax.checkpoint(_plain))(_d3, b=_d3))
+result = [_types_too, _tree_too]
+""",
+        "nested_jit": """
+@jax.jit
+def _inner_once(v):
+    return v + 1.0
+@jax.jit
+def _outer_once(v):
+    return _inner_once(v) * 2.0
+_n = jnp.ones(29)
+with TraceWatch() as _w:
+    _outer_once(_n)
+result = _w.names
+""",
         "dict_cache": """
 _jitted = {}
 def _smooth_cached(v, steps):
@@ -366,6 +595,18 @@ result = _w.count
 """,
     },
     "branch_repair": {
+        "nested_jit": """
+@jax.jit
+def _inner_once(v):
+    return v + 1.0
+@jax.jit
+def _outer_once(v):
+    return _inner_once(v) * 2.0
+_n = jnp.ones(29)
+with TraceWatch() as _w:
+    _outer_once(_n)
+result = _w.names
+""",
         "cond_jaxpr": """
 _eqns = jax.make_jaxpr(halve_if_large)(jnp.arange(3.0), 1.0).jaxpr.eqns
 _conds = [e for e in _eqns if e.primitive.name == "cond"]
@@ -406,6 +647,18 @@ with jax.disable_jit():
 """,
     },
     "static_max_mode": {
+        "nested_jit": """
+@jax.jit
+def _inner_once(v):
+    return v + 1.0
+@jax.jit
+def _outer_once(v):
+    return _inner_once(v) * 2.0
+_n = jnp.ones(29)
+with TraceWatch() as _w:
+    _outer_once(_n)
+result = _w.names
+""",
         "positional_after_keyword": """
 _t = jnp.arange(7, dtype=jnp.float32)
 with TraceWatch() as _w:
@@ -459,8 +712,40 @@ def _host_sync_claims():
     def rewrap(run):
         assert run.probe("rewrap") == [1, 3], f"jit(step) made 3 times traced, a fresh lambda 3 times traced: {run.probe('rewrap')}"
 
+    def timing(run):
+        line = run.line("product.block_until_ready()", "time to dispatch:")
+        found = re.fullmatch(r"time to dispatch: ([\d.]+) ms \| time to the result: ([\d.]+) ms", line)
+        assert found, line
+        assert float(found[1]) <= float(found[2]), line
+
+    def log(run):
+        out = run.output("def compile_log(thunk):")
+        blocks = {b.split("\n", 1)[0]: b.split("\n", 1)[1].strip().splitlines() if "\n" in b else []
+                  for b in out.split("--- ")[1:]}
+        _eq(list(blocks), ["first call", "new scale, cached", "a host read"])
+        first = blocks["first call"]
+        _eq([m.split(" ")[0] + " " + m.split(" ")[1] for m in first],
+            ["Finished tracing", "Compiling jit(quarter_sum)", "Finished jaxpr", "Finished XLA"])
+        assert first[0].startswith("Finished tracing quarter_sum for jit in ") and first[0].endswith(" sec"), first
+        assert "ShapedArray(float32[6])" in first[1] and "weak_type=True" in first[1], first[1]
+        assert first[3].startswith("Finished XLA compilation of jit(quarter_sum) in "), first
+        _eq((blocks["new scale, cached"], blocks["a host read"]), ([], []))
+
     return [
         Claim(a, "Twelve steps ran and none traced; only the number of waits differs.", reads),
+        Claim(a, "The cell below times one call from a single start twice: when the call returns (the time to dispatch) and after `block_until_ready()` (the time to the result).",
+              timing),
+        Claim(a, "`.block_until_ready()` waits until the result exists, and converts nothing.",
+              lambda run: _eq(run.probe("boundary_returns"), [True, True])),
+        Claim(a, "Both change from run to run and from machine to machine, but the time to the result is never shorter than the time to dispatch",
+              timing),
+        Claim(a, "Look for *Finished tracing*, *Compiling* (which lists the signature: shapes, dtypes and weak types), *Finished jaxpr to MLIR module conversion* and *Finished XLA compilation*, and for what a cached call and a host read log: nothing.",
+              log),
+        Claim(a, "The first call logs its trace, then the compile, with the times; the cached call and the host read log nothing", log),
+        Claim(a, "A jitted function called inside a function JAX is already tracing is part of that trace and reports nothing of its own.",
+              lambda run: _eq(run.probe("nested_jit"), [["_outer_once"], ["jit(_outer_once)"]])),
+        Claim(a, "JAX fires one monitoring event each time it starts a top-level trace, turning a Python function into a jaxpr of its own (named after the function; a jitted function traced inside another trace fires none)",
+              lambda run: _eq(run.probe("nested_jit"), [["_outer_once"], ["jit(_outer_once)"]])),
         Claim(a, "The first row traced and did not compile; the second compiled and did not trace; the third did neither.", rows),
         Claim(a, "The ahead-of-time `.lower(v5, 2.0).compile()` did both because nothing had traced `halver` at shape 5 yet", rows),
         Claim(a, "after a `.trace(...)` at the same signature it only compiles", lower_after_trace),
@@ -531,6 +816,8 @@ def _padded_masking_claims():
 
     return [
         Claim(a, "Two traces: the short batch is a new shape.", two_traces),
+        Claim(a, "A jitted function called inside a function JAX is already tracing is part of that trace and is not noted on its own.", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
+        Claim(a, "JAX emits a monitoring event each time it starts a top-level trace, turning a Python function into a jaxpr of its own, named after that function (a jitted function traced inside another trace emits none).", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
         Claim(a, "Pad it to eight rows with zeros and the shape is familiar again, so nothing is traced.", padded),
         Claim(a, "Multiplying by a 0/1 weight looks equivalent but is not: `0.0 * nan` is `nan`", weights),
         Claim(a, "and `0.0 * inf` is `nan` too", lambda run: assert_nan(run.probe("inf"))),
@@ -559,6 +846,37 @@ def _loops_claims():
         tail = [ln for ln in out if "steps:" in ln]
         _eq(tail, ["3 steps: 1 top-level equation, 9 inside the jit", "30 steps: 1 top-level equation, 90 inside the jit"])
 
+    def dump_file(run):
+        out = run.output("jax.config.update(\"jax_dump_ir_modes\", \"eqn_count_pprof\")").splitlines()
+        assert len(out) == 1 and re.fullmatch(r"jax_\d{6}_unrolled\.eqn_count_pprof \d+ bytes", out[0]), out
+
+    def dump_by_line(run):
+        import base64
+
+        names, contents = run.probe("dump_written")
+        _eq(len(names), 1)
+        body = next(c["code"] for c in run.cells.values() if "def unrolled(x, steps):" in c["code"])
+        body_line = 1 + next(i for i, ln in enumerate(body.splitlines()) if "x = 0.5 * x + jnp.sin(x)" in ln)
+        _eq(_equations_in(base64.b64decode(contents[0])), {body_line: 90})
+
+    def dump_cached_eager(run):
+        cached, eager = run.probe("dump_cached_eager")
+        _eq(cached, [])
+        assert len(eager) == 1 and re.fullmatch(r"jax_\d{6}_cos\.eqn_count_pprof", eager[0]), eager
+
+    def remainder(run):
+        counts = run.probe("remainder")
+        for k in ("3", "5"):
+            assert counts[k][1] > counts[k][0], (k, counts[k])  # 2 steps above 1 step: fails
+        assert max(counts["2"]) == counts["2"][0], counts["2"]  # k = 2: nothing above 1 step
+
+    def division(run):
+        rows = run.probe("division")
+        for eager_recip, alone_recip, exact_is_recip, fused_exact, _ in rows:
+            _eq((eager_recip, alone_recip, exact_is_recip, fused_exact), (True, True, False, True))
+        # and the fused program's rounding tells the exact quotient from the reciprocal one somewhere
+        _eq(any(not fused_recip for *_, fused_recip in rows), True)
+
     def grad(run):
         dynamic, whiles, scans, finite = run.probe("grad")
         _eq((dynamic, whiles >= 1), ("ValueError", True))
@@ -566,6 +884,33 @@ def _loops_claims():
 
     return [
         Claim(a, "Three equations per step (`mul`, `sin`, `add`): 9 at 3 steps, 90 at 30 steps.", counts),
+        Claim(a, "A total such as 90 says how big the program is, not which line made it big.", dump_by_line),
+        Claim(a, "JAX itself writes a file for every program it lowers for XLA, a profile that counts the program's equations by the Python line that created them.",
+              lambda run: (dump_file(run), dump_by_line(run))),
+        Claim(a, "the cell below writes the dump for 30 steps without it.", dump_file),
+        Claim(a, "One file, `jax_<n>_unrolled.eqn_count_pprof`, where `<n>` counts the programs this process has dumped: a gzip-compressed pprof profile whose samples count equations, each sample tied to the Python line that created them.",
+              lambda run: (dump_file(run), dump_by_line(run))),
+        Claim(a, "`pprof -top` on it would list 90 equations on one line, the loop's body `x = 0.5 * x + jnp.sin(x)`: the line that made the program big.",
+              dump_by_line),
+        Claim(a, "so a call that finds its program already compiled writes nothing (which is why the cell clears `unrolled`'s cache first), and an eager operation run while dumping is on writes a file of its own.",
+              dump_cached_eager),
+        Claim(a, "Run eagerly, each leaf goes through three small programs of JAX's own, `true_divide`, `round` and `multiply`, and each is traced and compiled again for every new leaf shape.",
+              lambda run: _eq(run.probe("eager_programs"), [["true_divide", "round", "multiply"] * 2,
+                                                            ["jit(true_divide)", "jit(round)", "jit(multiply)"] * 2])),
+        Claim(a, "the jaxpr must not grow with the step count: at no step count may it hold more equations than at 1 step.",
+              lambda run: _eq(len(set(run.probe("remainder")["reference"])), 1)),
+        Claim(a, "A jaxpr whose size rises and falls with `steps % k` (a scan over blocks of `k` steps, and a Python loop for the remaining `steps % k`) fails as soon as some step count gives more equations than 1 step does: with `k` of 3 or more, 2 steps already do.",
+              remainder),
+        Claim(a, "the scan equation shows `k` as its `unroll` parameter (`unroll=True` shows as the number of steps).",
+              lambda run: _eq(run.probe("unroll_param"), [["scan", 8, 40], ["scan", 40, 40]])),
+        Claim(a, "In the graders' programs a parameter holding several jaxprs is always a tuple, never a list: opening tuples is enough, and opening lists as well does no harm.",
+              lambda run: (_eq(run.probe("cond_tuple")[0], "tuple"), _eq(run.probe("cond_tuple")[1], run.probe("cond_tuple")[2]))),
+        Claim(a, "a function that calls `jax.jit(f)` afresh on every call, around the same top-level `f`, is accepted too, because jit's cache is keyed on the wrapped function and finds the program already compiled.",
+              lambda run: _eq(run.probe("rewrap_quantise")[0], 1)),
+        Claim(a, "A `lambda`, `functools.partial` or inner `def` made inside the call is a new function every time, and compiles again.",
+              lambda run: _eq(run.probe("rewrap_quantise")[1], 3)),
+        Claim(a, "on a CPU a division that runs as a program of its own, eagerly (the `true_divide` of `quantise`) or jitted alone, is computed as a multiplication by the reciprocal, while one jitted program that divides and then rounds divides exactly.",
+              division),
         Claim(a, "Notice what a *top-level* count says about a jitted function: always 1.", counts),
         Claim(a, "it shows one `div`, `round` and `mul` per leaf", lambda run: _eq(run.probe("quantise_jaxpr")[:3], [3, 3, 3])),
         Claim(a, "beside a `convert_element_type` of a Python-float `scale` before each",
@@ -632,6 +977,31 @@ def _cache_misses_claims():
         last = run.probe("static_first")[-1]
         assert "Static(val=1)" in last and "Static(val=2)" in last and "different input types" not in last, last
 
+    def false_positive(run):
+        texts = _explanations(run.output("def summarise(x):"))
+        _eq(len(texts), 2)
+        sites = [t.splitlines()[0] for t in texts]
+        _eq(sites[0], sites[1])
+        _eq(["never seen function" in t for t in texts], [True, True])
+        assert "total_of" in texts[0] and "largest_of" in texts[1], texts
+        _eq(["re-defined repeatedly" in t for t in texts], [False, True])
+
+    def same_ids(run):
+        texts = _explanations(run.output("def doubled_total(x):"))
+        ids = [re.search(r"id=(\d+)", t)[1] for t in texts]
+        _eq(len(set(ids)), 1)
+        kept = run.probe("kept_alive")
+        _eq(kept[:2], [3, 3])  # three lambdas kept alive: three misses at three addresses
+
+    def debug_tier(run):
+        types_too, tree_too = run.probe("debug_tier")
+        # debug info differs (traced for checkpoint, not jit) and so do the shapes: debug info comes first
+        # (the first explanation of each is the new jit of the checkpointed function, never seen)
+        assert "Debug info doesn't match" in types_too[-1], types_too
+        assert "different input types" not in types_too[-1], types_too
+        # debug info differs and so does the pytree: the pytree comes first
+        assert "different input pytree" in tree_too[-1], tree_too
+
     def two_headings(run):
         texts = _explanations(run.output("def weigh(x, s, k=1):"))[1:]
         _eq([("different input types" in t) + ("different input pytree" in t) for t in texts], [1] * len(texts))
@@ -645,8 +1015,29 @@ def _cache_misses_claims():
         Claim(a, "right after the last listed line with no space, so it follows the weak-type marker only when that line is last.", link_last),
         Claim(a, "`jnp.sin(x)` at a new shape traces, and logs nothing.", eager),
         Claim(a, "and the tracing configuration in force at the call (the *tracing context*, such as `jax.default_matmul_precision`).", context),
-        Claim(a, "For every cause in this notebook that is not a new function (those say *never seen function*, as above) it uses one of two headings; JAX has a few more for other causes, such as *Tracing context doesn't match* for a changed configuration.",
-              two_headings),
+        Claim(a, "For every cause in this notebook that is not a new function (those say *never seen function*, as above) it uses one of two headings; JAX has a few more for other causes, such as *Tracing context doesn't match* for a changed configuration and *Debug info doesn't match* when the same function is traced for another transformation (`jax.checkpoint` tracing a function that `jit` traced before, for example).",
+              lambda run: (two_headings(run), debug_tier(run))),
+        Claim(a, "JAX finds the first kind of difference in a fixed order (the tracing context; then the pytree of the arguments, static values and structure included; then the *debug info*, what JAX records about the function and what it was traced for; then the types of the arguments)",
+              lambda run: (context(run), static_first(run), debug_tier(run))),
+        Claim(a, "JAX adds it whenever a function it has never seen is called from a call site (the place it names after *TRACING CACHE MISS at*) where an earlier never-seen function was called in this process.",
+              lambda run: (three_misses(run), false_positive(run))),
+        Claim(a, "So the first miss at a call site never carries it, and two different functions, each built once and kept, get it too when one line calls both",
+              false_positive),
+        Claim(a, "`largest_of` is defined once, on a line of its own, and never re-defined, yet its first miss carries the remark: `total_of` missed at the same call site just before.",
+              false_positive),
+        Claim(a, "Call `summarise(x)` again and nothing traces, since both programs are cached.",
+              lambda run: _eq(run.probe("summarise_again"), [])),
+        Claim(a, "The three `id=` values are equal, yet the three lambdas are three different objects.", same_ids),
+        Claim(a, "Each lambda is freed once its call returns, and Python reuses the freed memory for the next one, so each new lambda gets the same `id()`.",
+              same_ids),
+        Claim(a, "JAX's cache does not key on `id()`: it holds the functions it has seen weakly (it does not keep them alive) and compares the function objects themselves, so a new lambda at an old address is still a function it has never seen.",
+              lambda run: (same_ids(run), three_misses(run), _eq(run.probe("kept_alive")[2], True))),
+        Claim(a, "this names JAX's guess, so return it whenever the remark is there, even for two functions built once and called from one line",
+              lambda run: _eq(run.probe("guess_named"), ["new function", "redefined function"])),
+        Claim(a, "A jitted function called inside a function JAX is already tracing is part of that trace and is not noted on its own.",
+              lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
+        Claim(a, "JAX emits a monitoring event each time it starts a top-level trace, turning a Python function into a jaxpr of its own (a jitted function traced inside another trace emits none).",
+              lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
         Claim(a, "And after calls with `k=1` and `k=2`, a new shape at `k=1` is explained as `Static(val=1)` against `Static(val=2)`, not as a new shape.",
               static_first),
         Claim(a, "So after calls at `f32[3]` and `i32[3]`, a call at `i32[5]` is explained as `now i32[5] and before f32[3]`, which reads like a new dtype.",
@@ -675,6 +1066,7 @@ def _branch_repair_claims():
     return [
         Claim(a, "A function traced inside another trace, such as a branch of a `lax.cond` in a jitted function, is part of that trace and is not counted on its own.",
               lambda run: _eq(run.probe("branches_not_counted"), ["halve_if_large"])),
+        Claim(a, "JAX emits a monitoring event each time it starts a top-level trace, turning a Python function into a jaxpr of its own, named after that function (a jitted function traced inside another trace emits none).", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
         Claim(a, "`nan > 1.0` is false, so a nan gain takes the plain sum too.",
               lambda run: _eq(run.probe("gain_edges")[:2], [28.0, 28.0])),
         Claim(a, "(A Python float above 1.0 by no more than half that step, about `6e-8`, such as `1.00000001`, becomes `1.0` when `jit` makes it a float32",
@@ -709,6 +1101,8 @@ def _static_max_mode_claims():
 
     return [
         Claim(a, "The value change cost nothing; the new length cost one trace.", ledger),
+        Claim(a, "A jitted function called inside a function JAX is already tracing is part of that trace and is not noted on its own.", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
+        Claim(a, "JAX emits a monitoring event each time it starts a top-level trace, turning a Python function into a jaxpr of its own, named after that function (a jitted function traced inside another trace emits none).", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
         Claim(a, "Here `power` is static, so Python sees an actual integer and may branch on it, and each power produces its own jaxpr.",
               lambda run: assert_startswith(run.output("def power_sum(values, power):").splitlines()[-1], "traces: 2 ")),
         Claim(a, "Calling `compiled_power_sum(three, 3)` positionally after calling it with `power=3` is a different cache key, and it traces again.",
@@ -741,6 +1135,10 @@ def _ledger_extension_claims():
 
     return [
         Claim(a, "Watch which rows move it.", rows),
+        Claim(a, "A jitted function called inside a function JAX is already tracing is part of that trace and is not noted on its own.", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
+        Claim(a, "JAX emits a monitoring event each time it starts a top-level trace, turning a Python function into a jaxpr of its own, named after that function (a jitted function traced inside another trace emits none).", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
+        Claim(a, "The answers agree and neither loop traces (the cell traced and compiled `accumulate` before timing), so any difference in time comes from the reads: each `float(total)` waits for the device to finish that step and then converts the value to a Python float. Tracing plays no part.",
+              lambda run: _eq(run.probe("timed_loops"), [0, True])),
         Claim(a, "The next call at that signature compiles (slowly) but does not trace again; a cached call does neither.", phases),
         Claim(a, "Any direct call of the jitted function, or `jax.clear_caches()`, changes what the next call does.", phases),
         Claim(a, "a converted scale or a keyword argument is another signature and the row would describe another call.",
@@ -808,9 +1206,9 @@ def _jax_version() -> str:
 
 # --- the eqn_count_pprof dump loops describes ---------------------------------------------------
 
-_PPROF_SENTENCE = ("`eqn_count_pprof` dump (`JAX_DUMP_IR_TO=/tmp/jax_ir JAX_DUMP_IR_MODES=eqn_count_pprof`), counts the "
-                   "equations of each jitted program by the Python line that created them, so `pprof -top` on the dump "
-                   "points at the loop's body line.")
+_PPROF_SENTENCE = ("(or, before JAX starts, the environment variables `JAX_DUMP_IR_TO` and `JAX_DUMP_IR_MODES`), JAX itself "
+                   "writes a file for every program it lowers for XLA, a profile that counts the program's equations by "
+                   "the Python line that created them.")
 
 _PPROF_RUN = """
 import sys
@@ -863,10 +1261,15 @@ def _ints(value, wire) -> list[int]:
 
 
 def _equations_by_line(path: Path) -> dict[int, int]:
+    """Sum of the sample values of a gzipped pprof profile file, by source line."""
+    return _equations_in(path.read_bytes())
+
+
+def _equations_in(gzipped: bytes) -> dict[int, int]:
     """Sum of the sample values of a gzipped pprof profile, by source line."""
     import gzip
 
-    profile = gzip.decompress(path.read_bytes())
+    profile = gzip.decompress(gzipped)
     samples, lines = [], {}
     for field, wire, value in _proto_fields(profile):
         if field == 2:  # Sample: location ids, values
