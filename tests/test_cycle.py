@@ -200,6 +200,19 @@ def test_feedback_html_for_every_graded_submission(run):
         assert html.is_file() and html.stat().st_size > 0, f"no feedback at {html}"
 
 
+@slow
+@pytest.mark.parametrize("assignment", COURSE_ASSIGNMENTS)
+def test_no_line_a_correct_notebook_prints_is_taken_for_the_graders(run, assignment):
+    """The scrubber removes the hidden grader's lines from outputs; a correct notebook's own outputs
+    (JAX's cache-miss explanations and compile log among them) must reach the student whole."""
+    from autograder.confinement.preprocessors import REMOVED
+
+    graded = run.root / "autograded" / "sample-correct" / assignment / f"{assignment}.ipynb"
+    page = run.result.course.feedback_dir / "sample-correct" / assignment / f"{assignment}.html"
+    assert REMOVED not in graded.read_text(encoding="utf-8")
+    assert REMOVED not in page.read_text(encoding="utf-8")
+
+
 # ---------------------------------------------------------------- broken submissions
 
 

@@ -339,6 +339,52 @@ def test_a_students_numpy_traceback_is_left_whole():
     assert cell == before and REMOVED not in str(cell)
 
 
+def _cache_miss_explanations() -> list[str]:
+    """JAX's own explanations of tracing-cache misses, of every kind the course shows its students."""
+    import functools
+    import logging
+
+    import jax
+    import jax.numpy as jnp
+
+    records: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(record.getMessage())
+    logger = logging.getLogger("jax")
+    logger.addHandler(handler)
+    try:
+        with jax.explain_cache_misses(True):
+            def twice(x, k):
+                return x * k
+
+            jitted = jax.jit(twice, static_argnames="k")
+            jitted(jnp.ones(3), k=2)
+            jitted(jnp.ones(4), k=2)  # a shape
+            jitted(jnp.ones(4, jnp.int32), k=2)  # a dtype
+            jitted(jnp.ones(4), k=3)  # a static value
+            for _ in range(2):
+                jax.jit(lambda v: v + 1)(jnp.ones(2))  # a function made afresh on one line
+            jax.jit(functools.partial(twice, k=2))(jnp.ones(2))
+            jax.jit(jax.checkpoint(twice), static_argnums=1)(jnp.ones(3), 2)  # the debug info
+    finally:
+        logger.removeHandler(handler)
+    return records
+
+
+def test_jaxs_own_cache_miss_explanations_are_left_whole():
+    """A notebook that turns on ``jax_explain_cache_misses`` prints JAX's explanation lines
+    ("never seen function:", "different input types:"): none is the grader's, whatever the
+    grading package's own docstrings quote of them."""
+    from autograder.confinement.preprocessors import REMOVED, scrub
+
+    explanations = _cache_miss_explanations()
+    shown = "\n".join(explanations)
+    assert "never seen function:" in shown and "different input types:" in shown, shown
+    for text in explanations:
+        assert scrub(text) == text, (text, scrub(text))
+    assert REMOVED not in scrub(shown)
+
+
 def test_a_lone_line_a_library_has_too_stays_and_a_lone_grader_line_goes():
     from autograder.confinement.preprocessors import REMOVED, grader_lines, library_lines, scrub
 

@@ -3,21 +3,23 @@
 With ``jax_explain_cache_misses`` on, JAX (0.10.2) explains every miss of its tracing
 cache in one WARNING record on the logger ``jax._src.interpreters.partial_eval`` (the
 module's ``logger``), a multi-line text starting ``TRACING CACHE MISS at <callsite>:``
-and then one of (measured here, see ``CACHE_MISSES_NOTES.md``)::
+and then one of these (measured here, see ``CACHE_MISSES_NOTES.md``; each line is quoted
+behind a bar, so that no line of this file is one of JAX's: the scrubber of feedback would take
+it for the grader's)::
 
-    never seen function:
-      <name> id=<id> defined at <file>:<line>
-    [but seen another function defined on the same line; maybe the function is
-     being re-defined repeatedly, preventing caching?]
+    | never seen function:
+    |   <name> id=<id> defined at <file>:<line>
+    | [but seen another function defined on the same line; maybe the function is
+    |  being re-defined repeatedly, preventing caching?]
 
-    for <name> defined at <file>:<line>
-    all previously seen cache keys differ. For the closest previous key:
-    different input types:
-    * at x, now f32[4] and before f32[3]              (shape; i32[4] vs f32[3]: dtype;
-                                                       f32[]{weak_type=False} ...: weak type)
-    different input pytree:
-    * at input path [1]['k'], now ... Static(val=3) and before ... Static(val=2), ...
-    * at input path [0], now tuple of length 0 and before tuple of length 1, ...
+    | for <name> defined at <file>:<line>
+    | all previously seen cache keys differ. For the closest previous key:
+    | different input types:
+    | * at x, now f32[4] and before f32[3]              (shape; i32[4] vs f32[3]: dtype;
+    |                                                    f32[]{weak_type=False} ...: weak type)
+    | different input pytree:
+    | * at input path [1]['k'], now ... Static(val=3) and before ... Static(val=2), ...
+    | * at input path [0], now tuple of length 0 and before tuple of length 1, ...
 
 The grader must not let these records reach stderr (nbgrader zeroes a cell that writes
 there), and the grading sandbox disables logging altogether while a property runs

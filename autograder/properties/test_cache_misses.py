@@ -497,8 +497,10 @@ _FUNCTION_SCENARIOS = (
     points=1,
     title="`miss_cause` tells a new function from one re-defined on every call, as JAX explains them",
     hint="\"never seen function\" means the cache has no entry for this function object: \"new function\". "
-    "When JAX adds that it saw another function defined on the same line (re-defined repeatedly), the "
-    "function is being re-created on every call: \"redefined function\".",
+    "When JAX adds that it saw another function defined on the same line (\"maybe the function is being "
+    "re-defined repeatedly\"), that is JAX's guess, made from the call site: answer \"redefined function\" "
+    "too. The guess is often right (a lambda or partial made on every call) but not always: two functions "
+    "built once and called from one line get the same remark.",
 )
 def test_names_function_misses(submission):
     submission.function("miss_cause")

@@ -213,9 +213,9 @@ def _no_growth(counts: dict, jaxprs: dict, x) -> None:
     note = f" It holds {sins} `sin` equations at {largest} steps." if sins > 1 else ""
     if counts[MANY_STEPS] < counts[largest]:
         note += (
-            f" It stops growing past {largest} steps ({counts[MANY_STEPS]} equations at {MANY_STEPS}): a Python "
-            "loop kept for small step counts, with a structured loop only above a threshold, still unrolls "
-            "the body once per step below it. Use the structured loop for every step count."
+            f" It is smaller again at {MANY_STEPS} steps ({counts[MANY_STEPS]} equations): some step counts still "
+            "run a Python loop that writes the body once per step (kept below a threshold, or for the "
+            "`steps % k` steps left over after a structured loop). Stage every step in the structured loop."
         )
     raise PropertyFailure(
         f"`rolled`'s jaxpr grows with the step count: {counts[few]} equations at {few} step{'s' * (few != 1)}, "
