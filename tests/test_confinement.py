@@ -92,6 +92,16 @@ print(json.dumps({
 '''
 
 
+def test_a_grading_kernel_starts_with_the_course_flags_and_computes(tmp_path):
+    """The flags of autograder/grading/compiler.py reach the real kernel and XLA accepts them."""
+    from autograder.grading import compiler
+
+    [shown], _ = _run(tmp_path, "import os, jax, jax.numpy as jnp\n"
+                                "print(os.environ['XLA_FLAGS'], float(jax.jit(jnp.sum)(jnp.arange(4.0))))")
+    flags, total = shown.rsplit(" ", 1)
+    assert set(compiler.XLA_FLAGS) <= set(flags.split()) and total.strip() == "6.0", shown
+
+
 def test_a_kernel_sees_only_its_own_folder_as_a_user_of_its_own(tmp_path):
     [shown], _ = _run(tmp_path, LOOK_AROUND)
     seen = json.loads(shown)

@@ -41,3 +41,21 @@ def test_the_course_commands_treat_rfc3987_syntax_as_absent_even_when_installed(
     # And the stand-in is importable at all: without the guard it would have been imported.
     assert _imports("import nbformat, jsonschema; print('read')", PYTHONPATH=f"{tmp_path}:{REPO}") == "read"
     assert marker.exists()
+
+
+def test_every_xla_flag_the_course_sets_is_one_this_xla_knows():
+    """XLA stops a process whose XLA_FLAGS names a flag it does not know, so a flag a jaxlib dropped
+    would kill every grading kernel at start (every student 0). The course's flags all hold here;
+    a flag XLA does not know is left out and named, the others kept."""
+    from autograder.grading import compiler
+
+    assert compiler.known_flags() == compiler.XLA_FLAGS
+    done = subprocess.run(
+        [sys.executable, "-c", "import logging, sys\nfrom autograder.grading import compiler\n"
+         "print(' '.join(compiler.known_flags(('--xla_not_a_flag_anywhere=1',) + compiler.XLA_FLAGS)))"],
+        capture_output=True, text=True, check=True, cwd=REPO)
+    assert done.stdout.split() == list(compiler.XLA_FLAGS)
+    assert "This XLA does not know --xla_not_a_flag_anywhere=1" in done.stderr
+    unknown = subprocess.run([sys.executable, "-c", "import jax; jax.devices()"], capture_output=True, text=True,
+                             env={**os.environ, "XLA_FLAGS": "--xla_not_a_flag_anywhere=1"})
+    assert unknown.returncode != 0 and "Unknown flag in XLA_FLAGS" in unknown.stderr  # what it would do to a kernel

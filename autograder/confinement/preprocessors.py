@@ -370,6 +370,17 @@ class ConfinedExecute(Execute):
         began = time.perf_counter()
         try:
             return super().preprocess(nb, resources, km)
+        except RuntimeError as error:
+            if self._first_cell is None and "died" in str(error):
+                where = (resources or {}).get("nbgrader", {})
+                self.log.error(
+                    "The grading kernel for %s died as it started, before it ran any cell of the notebook (%s). "
+                    "That is the grading environment, not the student's notebook: its last lines above say why "
+                    "(an XLA_FLAGS entry this XLA does not know, a broken install). The notebook is left "
+                    "ungraded; fix the environment and grade it again.",
+                    "/".join(str(where.get(k)) for k in ("student", "notebook") if where.get(k)) or "this notebook",
+                    error)
+            raise
         finally:
             if self.phase_log:
                 self._log_phases(began, time.perf_counter(), resources)

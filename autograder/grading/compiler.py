@@ -4,7 +4,8 @@ A grade cell compiles dozens of tiny programs, one per signature a property
 tries, and runs each on a handful of values; XLA's CPU backend spends far more
 time optimising them than running them. Grading kernels therefore start with
 LLVM's optimisations off and XLA's older loop emitters in place of its fusion
-emitters, which halves the compile time of a grade cell.
+emitters, which halves the compile time of a grade cell. A flag this XLA does not know is left out
+(:func:`known_flags`): XLA would stop every kernel that names it.
 
 Neither changes what is graded. The HLO a function lowers to, its traces, its
 compiles, its cache keys and XLA's algebraic rewrites (``x * mask`` becoming a
@@ -15,11 +16,64 @@ defaults and in real kernels with these flags, and expect the same points.
 
 from __future__ import annotations
 
-#: Flags for every grading kernel, put ahead of any XLA_FLAGS already set for nbgrader.
+import functools
+import logging
+import os
+import re
+import subprocess
+import sys
+
+#: Flags for every grading kernel, put ahead of any XLA_FLAGS already set for nbgrader; each only
+#: where this XLA knows it (:func:`known_flags`).
 XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+
+#: XLA's words for a flag it does not know; it then stops the process that starts it.
+_UNKNOWN = re.compile(r"Unknown flags? in XLA_FLAGS: (\S+)")
+
+#: Started in a child with the flags: what makes XLA read them (its CPU client), as cheaply as
+#: jaxlib allows (a quarter of a second here), else through JAX itself.
+_PROBE = """
+try:
+    from jaxlib import xla_client
+    xla_client.make_cpu_client()
+except (ImportError, AttributeError):
+    import jax
+    jax.devices("cpu")
+"""
+
+log = logging.getLogger(__name__)
 
 
 def kernel_environment(env: dict[str, str]) -> dict[str, str]:
-    """``env`` with the grading flags put before any XLA_FLAGS it already has."""
-    own = env.get("XLA_FLAGS", "").split()
-    return {**env, "XLA_FLAGS": " ".join([*XLA_FLAGS, *own])}
+    """``env`` with the grading flags put before any XLA_FLAGS it already has, each flag only where
+    this XLA knows it (an unknown one of the instructor's own would stop every kernel too)."""
+    own = tuple(env.get("XLA_FLAGS", "").split())
+    return {**env, "XLA_FLAGS": " ".join(known_flags(XLA_FLAGS + own))}
+
+
+@functools.lru_cache(maxsize=None)
+def known_flags(flags: tuple[str, ...] = XLA_FLAGS, python: str = sys.executable) -> tuple[str, ...]:
+    """The ``flags`` this Python's XLA knows. XLA stops any process whose XLA_FLAGS names a flag it
+    does not know ("Unknown flag in XLA_FLAGS"), so a flag a newer jaxlib dropped would kill every
+    grading kernel at start and give every student nothing. Each set is tried first in a child
+    process; a flag XLA names as unknown is left out, and the log says so. Once per process."""
+    kept = list(flags)
+    while kept:
+        env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+        env["XLA_FLAGS"] = " ".join(kept)
+        try:
+            done = subprocess.run([python, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=120,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            log.warning("could not check the grading kernels' XLA flags (%s); kernels start with %s", error, kept)
+            break
+        unknown = _UNKNOWN.search(done.stderr)
+        if done.returncode == 0 or unknown is None:
+            break
+        dropped = next((flag for flag in kept if flag.split("=")[0] == unknown[1].split("=")[0]), None)
+        if dropped is None:
+            break
+        kept.remove(dropped)
+        log.warning("This XLA does not know %s: grading kernels start without it, since XLA stops any "
+                    "process whose XLA_FLAGS names a flag it does not know.", dropped)
+    return tuple(kept)
