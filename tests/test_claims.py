@@ -251,6 +251,14 @@ result = [_precision, _nans, *_committed, _w.traces, _w.compiles]
 """,
     },
     "ledger_extension": {
+        "signature_tools": """
+_a, _b, _c, _d = jnp.arange(5.0), jnp.array(3.0), jnp.ones(7), jnp.zeros(2)
+with TraceWatch() as _w:
+    _types = [str(jax.typeof(_a)), str(jax.typeof(_b))]
+    _l1, _s1 = jax.tree.flatten({"p": _c, "q": [_d]})
+    _l2, _s2 = jax.tree.flatten({"p": _a, "q": [5.0]})
+result = [_w.count, _types, type(_s1).__name__, _s1 == _s2, str(_s1)]
+""",
         "nested_jit": """
 @jax.jit
 def _inner_once(v):
@@ -1133,6 +1141,11 @@ def _ledger_extension_claims():
         out = run.output('("trace only: compiled_norm.trace(fresh)"').splitlines()
         _eq([ln.rsplit("traced=", 1)[1] for ln in out[:4]], ["True", "False", "False", "True"])
 
+    def experiments(run):
+        out = run.output("print(\"leaves:\", len(leaves)").splitlines()
+        _eq([ln.rsplit(" ", 1)[1] for ln in out[2:]], ["False", "True"])
+        assert out[2].startswith("new values") and out[3].startswith("new shape"), out
+
     return [
         Claim(a, "Watch which rows move it.", rows),
         Claim(a, "A jitted function called inside a function JAX is already tracing is part of that trace and is not noted on its own.", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
@@ -1143,6 +1156,16 @@ def _ledger_extension_claims():
         Claim(a, "Any direct call of the jitted function, or `jax.clear_caches()`, changes what the next call does.", phases),
         Claim(a, "a converted scale or a keyword argument is another signature and the row would describe another call.",
               lambda run: _eq(run.probe("call_forms"), [1, 1, 1, 0])),
+        Claim(a, "a call whose signature JAX has met reuses that program, any other call traces.", experiments),
+        Claim(a, "New values alone did not trace; the new shape did.", experiments),
+        Claim(a, "Two tools show what JAX sees of the arguments, and neither traces anything.",
+              lambda run: _eq(run.probe("signature_tools")[0], 0)),
+        Claim(a, "`jax.typeof(v)` gives the type JAX gives a value: its dtype and shape, written like `float32[3]`, with a `~` in front when the type is weak.",
+              lambda run: _eq(run.probe("signature_tools")[1], ["float32[5]", "~float32[]"])),
+        Claim(a, "`jax.tree.flatten(tree)` returns the leaves of a pytree and its structure, a `PyTreeDef` that prints the containers and compares equal for equal structures.",
+              lambda run: _eq(run.probe("signature_tools")[2:] + [run.line("print(\"leaves:\", len(leaves)", "leaves:")],
+                              ["PyTreeDef", True, "PyTreeDef({'p': *, 'q': [*]})",
+                               "leaves: 3 | structure: PyTreeDef({'a': (*, *), 'b': *})"])),
         Claim(a, "the same number in the other form is a new signature, so the call traces at a shape and dtype it has seen.",
               lambda run: _eq(run.output('("trace only: compiled_norm.trace(fresh)"').splitlines()[-1],
                               "traces for a weak, then a strong scale: 2")),

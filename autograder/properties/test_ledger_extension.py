@@ -487,3 +487,307 @@ def _number(value) -> float | None:
     if array.shape != () or not np.issubdtype(array.dtype, np.number):
         return None
     return float(array)
+
+
+# --------------------------------------------------------------------------- Part C: signature_of
+#
+# The student predicts what JAX keys a call of `compiled_powered_sum(x, scale, *, power)` on. The
+# grader never compares with a signature of its own: for each pair of calls it builds a fresh jitted
+# function of the same form (`power` static, by keyword), calls it with the first call, then with the
+# second, and watches JAX's trace event. `signature_of` must give the two calls different signatures
+# exactly when the second call traced.
+
+#: Leaf shapes and dtypes the pairs draw from (each new one is a compile of the grader's probe).
+_LEAF_SHAPES = ((3,), (4,), (2, 2))
+_LEAF_DTYPES = ("float32", "int32")
+#: How `scale` is passed, in words, and how to build it from a number.
+_SCALE_KINDS = {
+    "a Python float": float,
+    "a Python int": lambda v: int(round(v)),
+    "a NumPy float32 scalar (`np.float32`)": np.float32,
+    "a 0-d NumPy array (`np.array`)": lambda v: np.array(float(v)),
+    "a float32 JAX array (`jnp.float32`)": lambda v: jax.device_put(np.float32(v)),
+    "a JAX array made from a Python float (`jnp.array`)": lambda v: jax.numpy.array(float(v)),
+}
+#: Which arguments are passed by keyword (`power` always is).
+_MODES = ("x and scale by position", "scale by keyword", "x and scale by keyword")
+_STRUCTURES = ("one array", "a tuple of arrays", "a list of arrays", "a dict of arrays")
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One call of `compiled_powered_sum`, described by its parts (values come from ``seed``)."""
+
+    structure: str
+    leaves: tuple  # ((shape, dtype), ...): one for "one array", two otherwise
+    scale_kind: str
+    mode: str
+    power: int
+    seed: int = 0
+
+    def parts(self) -> tuple[tuple, dict]:
+        """Fresh ``(args, kwargs)`` objects for this call."""
+        arrays = []
+        for index, (shape, dtype) in enumerate(self.leaves):
+            size = int(np.prod(shape))
+            values = (np.arange(size) * (1 + self.seed % 3) + self.seed + index) % 7
+            arrays.append(jax.device_put(values.astype(dtype).reshape(shape)))
+        if self.structure == "one array":
+            x = arrays[0]
+        elif self.structure == "a tuple of arrays":
+            x = tuple(arrays)
+        elif self.structure == "a list of arrays":
+            x = list(arrays)
+        else:
+            x = {f"w{index}": array for index, array in enumerate(arrays)}
+        scale = _SCALE_KINDS[self.scale_kind](1.0 + self.seed % 5)
+        if self.mode == "x and scale by position":
+            return (x, scale), {"power": self.power}
+        if self.mode == "scale by keyword":
+            return (x,), {"scale": scale, "power": self.power}
+        return (), {"x": x, "scale": scale, "power": self.power}
+
+    def text(self) -> str:
+        args, kwargs = self.parts()
+        return render.call("compiled_powered_sum", args, kwargs) + f" (scale as {self.scale_kind})"
+
+    def change_from(self, first: "_Call") -> str:
+        """What differs from ``first``, in plain words."""
+        said = []
+        if self.structure != first.structure or len(self.leaves) != len(first.leaves):
+            said.append(f"x changed from {first.structure} to {self.structure}")
+        elif self.leaves != first.leaves:
+            for (shape, dtype), (old_shape, old_dtype) in zip(self.leaves, first.leaves):
+                if shape != old_shape:
+                    said.append(f"an array of x changed shape from {old_shape} to {shape}")
+                if dtype != old_dtype:
+                    said.append(f"an array of x changed dtype from {old_dtype} to {dtype}")
+        if self.scale_kind != first.scale_kind:
+            said.append(f"scale changed from {first.scale_kind} to {self.scale_kind}")
+        if self.mode != first.mode:
+            said.append(f"the arguments changed from {first.mode} to {self.mode}")
+        if self.power != first.power:
+            said.append(f"the static power changed from {first.power} to {self.power}")
+        if self.seed != first.seed:
+            said.append("the values changed")
+        return ", ".join(said) if said else "the same call again"
+
+
+def _call(structure="one array", leaves=(((3,), "float32"),), scale_kind="a Python float",
+          mode="x and scale by position", power=2, seed=0) -> _Call:
+    return _Call(structure, leaves, scale_kind, mode, power, seed)
+
+
+_BASE = _call()
+_F32, _I32 = ((3,), "float32"), ((3,), "int32")
+#: Every kind of pair the notebook promises, each tried on every submission before the generated ones.
+_EXPLICIT_PAIRS = (
+    (_BASE, _call(seed=1)),  # same shape, new values: no trace
+    (_BASE, _BASE),  # the same call again
+    (_BASE, _call(leaves=(((4,), "float32"),), seed=1)),  # new shape
+    (_BASE, _call(leaves=(_I32,), seed=1)),  # new dtype
+    (_BASE, _call(scale_kind="a NumPy float32 scalar (`np.float32`)", seed=1)),  # weak, then strong
+    (_BASE, _call(scale_kind="a Python int", seed=1)),  # weak float32, then weak int32
+    (_BASE, _call(scale_kind="a JAX array made from a Python float (`jnp.array`)", seed=1)),  # both weak
+    (_call(scale_kind="a NumPy float32 scalar (`np.float32`)"),
+     _call(scale_kind="a 0-d NumPy array (`np.array`)", seed=1)),  # both strong float32
+    (_call(scale_kind="a NumPy float32 scalar (`np.float32`)"),
+     _call(scale_kind="a float32 JAX array (`jnp.float32`)", seed=1)),  # both strong float32
+    (_call(scale_kind="a float32 JAX array (`jnp.float32`)"),
+     _call(scale_kind="a JAX array made from a Python float (`jnp.array`)", seed=1)),  # strong, then weak
+    (_BASE, _call(mode="scale by keyword", seed=1)),  # keyword, not position
+    (_call(mode="scale by keyword"), _call(mode="x and scale by keyword", seed=1)),
+    (_BASE, _call(power=3, seed=1)),  # a new static value
+    (_call(power=3), _call(power=3, seed=1)),  # the same static value, new data
+    (_call("a tuple of arrays", (_F32, _F32)), _call("a list of arrays", (_F32, _F32), seed=1)),  # structure
+    (_BASE, _call("a tuple of arrays", (_F32,), seed=1)),  # an array, then a tuple holding it
+    (_call("a dict of arrays", (_F32, _I32)), _call("a dict of arrays", (_F32, _I32), seed=1)),
+    (_call("a dict of arrays", (_F32, _F32)), _call("a tuple of arrays", (_F32, _F32), seed=1)),
+)
+
+
+def _calls():
+    leaf = st.tuples(st.sampled_from(_LEAF_SHAPES), st.sampled_from(_LEAF_DTYPES))
+    structure = st.sampled_from(_STRUCTURES)
+    return st.builds(
+        lambda s, leaves, *rest: _Call(s, tuple(leaves[:1]) if s == "one array" else tuple(leaves), *rest),
+        structure, st.lists(leaf, min_size=2, max_size=2), st.sampled_from(list(_SCALE_KINDS)),
+        st.sampled_from(_MODES), st.sampled_from((1, 2, 3)), st.integers(0, 30),
+    )
+
+
+#: A pair: a first call, then either the same call with one part taken from another call, or another call.
+_FIELDS = ("structure", "scale_kind", "mode", "power", "seed", "leaves", "everything")
+_PAIRS = st.tuples(_calls(), _calls(), st.sampled_from(_FIELDS)).map(
+    lambda t: (t[0], t[1] if t[2] == "everything" else _replace(t[0], t[1], t[2])))
+
+
+def _replace(first: _Call, other: _Call, field: str) -> _Call:
+    """``first`` with new values and ``field`` taken from ``other``."""
+    values = {"structure": first.structure, "leaves": first.leaves, "scale_kind": first.scale_kind,
+              "mode": first.mode, "power": first.power, "seed": first.seed + 1}
+    if field == "structure":
+        values.update(structure=other.structure, leaves=other.leaves)
+    elif field == "leaves":
+        values["leaves"] = (other.leaves * 2)[: len(first.leaves)]
+    else:
+        values[field] = getattr(other, field)
+    return _Call(**values)
+
+
+_PAIR_SEARCH = settings(TRACES, max_examples=10)
+_PROBE_NAME = "grader_powered_sum"
+
+
+def _traced_second(first: _Call, second: _Call) -> bool:
+    """JAX's evidence: a fresh jitted function of the notebook's form, called with ``first`` then
+    ``second``; whether JAX's trace event fired for it during the second call."""
+
+    def grader_powered_sum(x, scale, *, power):  # a new function object per pair: a cold cache
+        return sum(jax.numpy.sum(scale * leaf ** power) for leaf in jax.tree.leaves(x))
+
+    jitted = jax.jit(grader_powered_sum, static_argnames=("power",))
+    args, kwargs = first.parts()
+    jitted(*args, **kwargs)
+    seen = []
+
+    def listen(event, duration_secs, **details):
+        if event == "/jax/core/compile/jaxpr_trace_duration" and details.get("fun_name") == _PROBE_NAME:
+            seen.append(event)
+
+    args, kwargs = second.parts()
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        jitted(*args, **kwargs)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    return bool(seen)
+
+
+#: Kinds of value that a kernel describes (a judge sees only words) and that no hash accepts.
+_UNHASHABLE_KINDS = ("a set ", "a dict ", "a list ", "a bytearray ")
+
+
+def _comparable(value):
+    """``value`` as something ``==`` and ``hash`` can judge, whether it came from this process or
+    from a kernel (where an object the wire cannot carry arrives as its kind and text)."""
+    if isinstance(value, render.Described):
+        if value.kind.startswith(_UNHASHABLE_KINDS):
+            raise _Unhashable(value.kind)
+        return ("described", value.kind, value.text)
+    if type(value) is tuple:
+        return tuple(_comparable(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        raise _Unhashable(render.kind(value)) from None
+    return value
+
+
+class _Unhashable(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class _Judged:
+    first: _Call
+    second: _Call
+    traced: bool  # JAX traced the second call
+    same: bool  # the student's signatures of the two calls are equal
+    said: str  # the second call's signature, rendered
+
+
+def _student_signature(submission, call: _Call):
+    args, kwargs = call.parts()
+    text = render.call("signature_of", (args, kwargs))
+    with TraceLog() as log:
+        got = submission.call("signature_of", args, kwargs)
+    if log.count:
+        raise PropertyFailure(
+            "`signature_of` made JAX trace while it ran: it asks JAX instead of predicting. Work out the signature "
+            "from the arguments alone (`jax.typeof`, `jax.tree.flatten`), without `jax.jit`, `.trace`, "
+            "`jax.make_jaxpr` or `jax.eval_shape`.",
+            example=f"{text}, for the call {call.text()}",
+            got=f"{log.count} trace(s) during signature_of",
+            expected="no trace",
+        )
+    try:
+        return _comparable(got)
+    except _Unhashable as kind:
+        raise PropertyFailure(
+            f"`signature_of` returned {kind}, which is not hashable: a cache key must be hashable (JAX looks it "
+            "up in a dict). Return tuples of strings, numbers and booleans instead of lists, dicts or arrays.",
+            example=text, got=render.kind(got),
+        ) from None
+
+
+def _pairs(submission) -> list[_Judged]:
+    """Every pair judged against JAX, made once per grade cell and shared by the two properties."""
+    if "signature pairs" not in submission.memo:
+        judged: list[_Judged] = []
+        failure: list[PropertyFailure] = []
+
+        def judge(pair):
+            first, second = pair
+            if failure:
+                return
+            try:
+                a, b = _student_signature(submission, first), _student_signature(submission, second)
+            except PropertyFailure as error:
+                failure.append(error)
+                return
+            judged.append(_Judged(first, second, _traced_second(first, second), a == b,
+                                  render.value(b)[:200]))
+
+        for pair in _EXPLICIT_PAIRS:
+            judge(pair)
+        first_failure(_PAIRS, judge, _PAIR_SEARCH)
+        submission.memo["signature pairs"] = (judged, failure)
+    judged, failure = submission.memo["signature pairs"]
+    if failure:
+        raise failure[0]
+    return judged
+
+
+def _story(pair: _Judged) -> str:
+    return f"first {pair.first.text()}; then {pair.second.text()}: {pair.second.change_from(pair.first)}"
+
+
+@prop(
+    group="signature",
+    points=1,
+    title="`signature_of` gives two calls different signatures whenever JAX traced the second one again",
+    hint="Everything JAX keys its cache on belongs in the signature: the structure of the arguments (which are "
+    "passed by keyword and which by position, and the containers), and for every leaf its shape, dtype and weak "
+    "type, as `jax.typeof` shows them, plus the value of the static `power`. Try the pair with `traced_again`.",
+)
+def test_signature_separates_traced_calls(submission):
+    for pair in _pairs(submission):
+        if pair.traced and pair.same:
+            raise PropertyFailure(
+                "JAX traced the second call again (a new program), but `signature_of` gave both calls the same "
+                "signature: it leaves out something JAX keys its cache on.",
+                example=_story(pair),
+                got=f"equal signatures ({pair.said})",
+                expected="different signatures: the second call traced",
+            )
+
+
+@prop(
+    group="signature",
+    points=1,
+    title="`signature_of` gives two calls equal signatures whenever JAX reused the program",
+    hint="Values are not part of the key: only what `jax.typeof` shows of each leaf (shape, dtype, weak type), "
+    "the structure and the static value. Two values JAX sees as the same type give the same signature, however "
+    "they were built; leave out object identities (`id`) and anything else a repeated call changes.",
+)
+def test_signature_equal_for_reused_calls(submission):
+    for pair in _pairs(submission):
+        if not pair.traced and not pair.same:
+            raise PropertyFailure(
+                "JAX reused the program for the second call (no new trace), but `signature_of` gave the two calls "
+                "different signatures: it keys on something JAX ignores.",
+                example=_story(pair),
+                got="different signatures",
+                expected="equal signatures: the second call did not trace",
+            )

@@ -492,7 +492,7 @@ FIRST = (
     ),
     Hostile(
         "patches-builtin-sum", LE, (insert_after("test_rows", WRAPPED_SUM),),
-        points(LE, test_traces=0, test_sixteen=0), feedback=r"relies on \(`builtins\.sum`\)",
+        points(LE, test_traces=0, test_sixteen=0, test_signature=0), feedback=r"relies on \(`builtins\.sum`\)",
     ),
     Hostile(
         # A read-every-step loop that hides its reads from the grader's count by rebinding the

@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 
 FAILS = {"sixteen_element_row"}
-SCORE = 5
+SCORE = 7
 MESSAGE = r"does not continue the ledger: its `trace_count` is lower than the row before it"
 
 trace_log = {"count": 0}
@@ -32,3 +32,15 @@ observed_call("values changed", jax.device_put(np.arange(8, dtype=np.float32) + 
 observed_call("new length", jax.device_put(np.arange(5, dtype=np.float32)), 1.0)
 call_rows.append({"label": "new length sixteen", "shape": (16,), "dtype": "float32", "static": {},
                   "traced": True, "trace_count": 1, "result": 1240.0})
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 
 FAILS = {"sixteen_element_row"}
-SCORE = 5
+SCORE = 7
 MESSAGE = r"no row with shape \(16,\)"
 
 trace_log = {"count": 0}
@@ -25,3 +25,15 @@ def observed_call(label, x, scale):
     call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
                       "traced": trace_log["count"] > before, "trace_count": trace_log["count"], "result": float(result)})
     return float(result)
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

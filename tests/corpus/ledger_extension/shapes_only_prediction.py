@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 FAILS = {"trace_count_consistent", "ledger_matches_jax_events"}
-SCORE = 4
+SCORE = 6
 MESSAGE = r"disagrees with JAX: JAX traced 1 time"
 
 trace_log = {"count": 0}
@@ -34,3 +34,15 @@ def observed_call(label, x, scale):
 
 
 observed_call("new length sixteen", jax.device_put(np.arange(16, dtype=np.float32)), 1.0)
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

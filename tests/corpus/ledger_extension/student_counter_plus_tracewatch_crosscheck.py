@@ -4,14 +4,14 @@ disagree. The row is built with dict(zip(keys, values)); dtype comes from jnp.dt
 """
 
 
-TEACHER = {'test_rows': 2, 'test_traces': 3, 'test_sixteen': 1}
+TEACHER = {'test_rows': 2, 'test_traces': 3, 'test_sixteen': 1, 'test_signature': 2}
 
 
 WHY = {}
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = set()
-SCORE = 6
+SCORE = 8
 
 
 # %% cell 1 [imports] (provided, read-only)
@@ -157,3 +157,15 @@ x16 = jnp.asarray(np.arange(16), dtype=jnp.float32)   # 0.0, 1.0, ..., 15.0
 # prediction: shape (16,) is new, so traced=True; result = 0^2 + ... + 15^2 = 1240.0
 observed_call("new length sixteen", x16, 1.0)
 pprint.pprint(call_rows[-1], sort_dicts=False)
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

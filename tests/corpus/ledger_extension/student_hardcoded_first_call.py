@@ -4,7 +4,7 @@ says False for the new length sixteen and every other later retrace. trace_count
 """
 
 
-TEACHER = {'test_rows': 2, 'test_traces': 0, 'test_sixteen': 1}
+TEACHER = {'test_rows': 2, 'test_traces': 0, 'test_sixteen': 1, 'test_signature': 2}
 
 
 WHY = {
@@ -13,7 +13,7 @@ WHY = {
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {"ledger_matches_jax_events"}
-SCORE = 5
+SCORE = 7
 REVIEW = 'The teacher gave 0 of 3 for traces; its trace_count is read from trace_log and it never marks a repeat as traced, so only the property that compares `traced` with JAX fails.'
 
 
@@ -155,3 +155,15 @@ for row in call_rows:
 x16 = jnp.arange(16, dtype=jnp.float32)
 observed_call("new length sixteen", x16, 1.0)
 print(call_rows[-1])
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

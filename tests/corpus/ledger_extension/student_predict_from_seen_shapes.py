@@ -5,7 +5,7 @@ already called outside the ledger; trace_count is read honestly from trace_log.
 """
 
 
-TEACHER = {'test_rows': 2, 'test_traces': 1, 'test_sixteen': 1}
+TEACHER = {'test_rows': 2, 'test_traces': 1, 'test_sixteen': 1, 'test_signature': 2}
 
 
 WHY = {
@@ -14,7 +14,7 @@ WHY = {
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {"ledger_matches_jax_events"}
-SCORE = 5
+SCORE = 7
 REVIEW = 'The teacher gave 1 of 3; its trace_count is read honestly from trace_log, so the prediction costs the one point for `traced` against JAX.'
 
 
@@ -160,3 +160,15 @@ for row in call_rows:
 x16 = jnp.arange(16, dtype=jnp.float32)
 observed_call("new length sixteen", x16, 1.0)
 print(call_rows[-1])
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

@@ -13,13 +13,13 @@ a short decimal (x = arange(3.0), scale 1/3 gives 1.6666667461395264, stored as 
 # test_sixteen (1): a row made by observed_call("new length sixteen", x16, 1.0), x16 = float32 0..15:
 #                   shape (16,), dtype "float32", result 1240.0.
 
-TEACHER = {'test_rows': 1, 'test_traces': 3, 'test_sixteen': 1}
+TEACHER = {'test_rows': 1, 'test_traces': 3, 'test_sixteen': 1, 'test_signature': 2}
 WHY = {'test_rows': "result is rounded to 4 decimals, so it differs from the call's float32 value whenever that is not a short decimal; shape and dtype are right (1/2)."}
 
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'rows_record_results'}
-SCORE = 5
+SCORE = 7
 
 # %% cell 1 [imports]
 import jax
@@ -221,3 +221,15 @@ assert sixteen, "no ledger row is labelled 'new length sixteen'"
 row = sixteen[0]
 assert row["shape"] == (16,) and row["dtype"] == "float32", f"shape {row['shape']!r}, dtype {row['dtype']!r}"
 assert row["result"] == float(sum(i * i for i in range(16))), f"result {row['result']!r}, expected 1240.0"
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

@@ -13,13 +13,13 @@ the tally, so the next cached call is marked traced=True although it did not tra
 # test_sixteen (1): a row made by observed_call("new length sixteen", x16, 1.0), x16 = float32 0..15:
 #                   shape (16,), dtype "float32", result 1240.0.
 
-TEACHER = {'test_rows': 2, 'test_traces': 1, 'test_sixteen': 1}
+TEACHER = {'test_rows': 2, 'test_traces': 1, 'test_sixteen': 1, 'test_signature': 2}
 WHY = {'test_traces': '"traced" compares the counter with a tally of the ledger\'s own traced rows, so after a direct call or .trace() outside observed_call a cached call is marked traced=True; trace_count is right (1/3).'}
 
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'ledger_matches_jax_events'}
-SCORE = 5
+SCORE = 7
 REVIEW = 'test_traces: the teacher took both points of the `traced` column; the properties keep one for repeated calls (`traced_only_on_new_signatures`), which this ledger marks right, and take `ledger_matches_jax_events` for the scenarios where it guesses wrong (2 left).'
 
 # %% cell 1 [imports]
@@ -222,3 +222,15 @@ assert sixteen, "no ledger row is labelled 'new length sixteen'"
 row = sixteen[0]
 assert row["shape"] == (16,) and row["dtype"] == "float32", f"shape {row['shape']!r}, dtype {row['dtype']!r}"
 assert row["result"] == float(sum(i * i for i in range(16))), f"result {row['result']!r}, expected 1240.0"
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

@@ -14,13 +14,13 @@ one trace, and a Python-float call after a direct call is logged as traced altho
 # test_sixteen (1): a row made by observed_call("new length sixteen", x16, 1.0), x16 = float32 0..15:
 #                   shape (16,), dtype "float32", result 1240.0.
 
-TEACHER = {'test_rows': 2, 'test_traces': 1, 'test_sixteen': 1}
+TEACHER = {'test_rows': 2, 'test_traces': 1, 'test_sixteen': 1, 'test_signature': 2}
 WHY = {'test_traces': 'scale is cast to a strong float32 array before the call, so the rows describe a different call: the float-then-float32-array pair shows one trace instead of two, and a float-scale call after a direct call shows traced=True; trace_count is read correctly (1/3).'}
 
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'ledger_matches_jax_events'}
-SCORE = 5
+SCORE = 7
 REVIEW = 'test_traces: the teacher took both points of the `traced` column; the properties keep one for repeated calls, which this ledger marks right, and take `ledger_matches_jax_events`: after a cleared cache the cast call traces where the call as given would not (2 left). (This file found the gap: before, the grader gave 3 of 3.)'
 
 # %% cell 1 [imports]
@@ -224,3 +224,15 @@ assert sixteen, "no ledger row is labelled 'new length sixteen'"
 row = sixteen[0]
 assert row["shape"] == (16,) and row["dtype"] == "float32", f"shape {row['shape']!r}, dtype {row['dtype']!r}"
 assert row["result"] == float(sum(i * i for i in range(16))), f"result {row['result']!r}, expected 1240.0"
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

@@ -3,7 +3,7 @@ dtype the notebook asks for, so the sixteen row has dtype "int32" (the result, 1
 """
 
 
-TEACHER = {'test_rows': 2, 'test_traces': 3, 'test_sixteen': 0}
+TEACHER = {'test_rows': 2, 'test_traces': 3, 'test_sixteen': 0, 'test_signature': 2}
 
 
 WHY = {
@@ -12,7 +12,7 @@ WHY = {
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {"sixteen_element_row"}
-SCORE = 5
+SCORE = 7
 
 
 # %% cell 1 [imports] (provided, read-only)
@@ -154,3 +154,15 @@ for row in call_rows:
 x16 = jnp.arange(16)
 observed_call("new length sixteen", x16, 1.0)
 print(call_rows[-1])
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

@@ -6,7 +6,7 @@ notebook warns against; shape, dtype and result are recorded correctly.
 depend on the machine's load: a call is "slow" exactly when it compiled.)"""
 
 
-TEACHER = {'test_rows': 2, 'test_traces': 0, 'test_sixteen': 1}
+TEACHER = {'test_rows': 2, 'test_traces': 0, 'test_sixteen': 1, 'test_signature': 2}
 
 
 WHY = {
@@ -15,7 +15,7 @@ WHY = {
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {"ledger_matches_jax_events", "trace_count_consistent"}
-SCORE = 4
+SCORE = 6
 REVIEW = 'The teacher gave 0 of 3; repeats are fast, so the repeated-call property holds; its `traced` (timing) and its own tally for trace_count each fail their property.'
 
 
@@ -177,3 +177,15 @@ for row in call_rows:
 x16 = jnp.arange(16, dtype=jnp.float32)
 observed_call("new length sixteen", x16, 1.0)
 print(call_rows[-1])
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

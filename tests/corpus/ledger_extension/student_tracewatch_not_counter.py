@@ -5,7 +5,7 @@ about is never used to decide "traced".
 """
 
 
-TEACHER = {'test_rows': 2, 'test_traces': 2, 'test_sixteen': 1}
+TEACHER = {'test_rows': 2, 'test_traces': 2, 'test_sixteen': 1, 'test_signature': 2}
 
 
 WHY = {
@@ -14,7 +14,7 @@ WHY = {
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = set()
-SCORE = 6
+SCORE = 8
 REVIEW = "The teacher took a point for using TraceWatch instead of trace_log; both observe JAX, the lesson's point, and the notebook now says TraceWatch is an observation too."
 
 
@@ -156,3 +156,15 @@ for row in call_rows:
 x16 = jnp.arange(16, dtype=jnp.float32)
 observed_call("new length sixteen", x16, 1.0)
 print(call_rows[-1])
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_signature
+
+
+def signature_of(args, kwargs):
+    static = tuple(sorted((name, value) for name, value in kwargs.items() if name == "power"))
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = _jax_for_signature.tree.flatten((tuple(args), data))
+    types = [_jax_for_signature.typeof(leaf) for leaf in leaves]
+    return (str(structure), tuple((t.shape, str(t.dtype), t.weak_type) for t in types), static)

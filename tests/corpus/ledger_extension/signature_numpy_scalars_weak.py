@@ -1,0 +1,51 @@
+"""Part C decides that every number that is not a JAX array is weakly typed, `np.float32(2.0)` and
+`np.array(2.0)` included. JAX treats NumPy scalars and arrays as strongly typed: `np.float32`
+after a Python float traces again, and `np.float32` then `jnp.float32` reuses the program."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+FAILS = {"signature_equal_for_reused_calls", "signature_separates_traced_calls"}
+SCORE = 6
+
+trace_log = {"count": 0}
+
+
+def scaled_square_sum(x, scale):
+    trace_log["count"] += 1  # runs only while JAX traces (the notebook's read-only cell)
+    return jnp.sum(scale * x ** 2)
+
+
+compiled_square_sum = jax.jit(scaled_square_sum)
+call_rows = []
+
+
+def observed_call(label, x, scale):
+    before = trace_log["count"]
+    result = compiled_square_sum(x, scale)
+    call_rows.append(
+        {
+            "label": label,
+            "shape": tuple(x.shape),
+            "dtype": str(x.dtype),
+            "static": {},
+            "traced": trace_log["count"] > before,
+            "trace_count": trace_log["count"],
+            "result": float(result),
+        }
+    )
+    return float(result)
+
+
+observed_call("new length sixteen", jax.device_put(np.arange(16, dtype=np.float32)), 1.0)
+
+
+def signature_of(args, kwargs):
+    data = {name: value for name, value in kwargs.items() if name != "power"}
+    leaves, structure = jax.tree.flatten((tuple(args), data))
+    described = []
+    for leaf in leaves:
+        t = jax.typeof(leaf)
+        weak = t.weak_type or (np.ndim(leaf) == 0 and not isinstance(leaf, jax.Array))
+        described.append((t.shape, str(t.dtype), weak))
+    return (str(structure), tuple(described), kwargs["power"])
