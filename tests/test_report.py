@@ -422,3 +422,19 @@ def test_limits_and_tampering_sentences_of_the_grader_are_flagged(tmp_path):
     assert stats[repair[0].name].failures[0].problem == failures[0].problem
     assert [p.name for p in collector.properties.values() if p.ungraded] == [
         p.name for p in properties_of(A) if p.group == "failure"]
+
+
+def test_the_autograde_summary_names_the_jax_that_graded(monkeypatch):
+    """`nbgrader autograde` ends by saying which JAX graded, and says so loudly when it is not the
+    version the course pins (the explanations and events the notebooks teach change between releases)."""
+    import importlib.metadata
+
+    from autograder.tools.summary import graded_with
+
+    pinned = dict(r.split("==") for r in importlib.metadata.requires("jax-tracing-course") if r.startswith("jax"))
+    assert graded_with() == (f"Graded with jax {pinned['jax']}, jaxlib {pinned['jaxlib']}: "
+                             "the version the course is verified on")
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.99.0" if name == "jax" else real(name))
+    line = graded_with()
+    assert line.startswith("Graded with jax 0.99.0") and f"NOT the version the course is verified on (jax {pinned['jax']})" in line

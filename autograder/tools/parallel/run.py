@@ -372,6 +372,10 @@ class _Run:
             if self.finished_at is not None:
                 result.grading_seconds = self.finished_at - self.first_task_at
         self.out.write(result.summary() + "\n")
+        if result.students("graded"):
+            from autograder.tools.summary import graded_with
+
+            self.out.write(graded_with() + "\n")
         self.out.flush()
         return result
 
