@@ -597,6 +597,9 @@ _EXPLICIT_PAIRS = (
      _call(scale_kind="a JAX array made from a Python float (`jnp.array`)", seed=1)),  # strong, then weak
     (_BASE, _call(mode="scale by keyword", seed=1)),  # keyword, not position
     (_call(mode="scale by keyword"), _call(mode="x and scale by keyword", seed=1)),
+    (_call(mode="scale by keyword"),  # by keyword too, the kind of scale is part of the key
+     _call(mode="scale by keyword", scale_kind="a NumPy float32 scalar (`np.float32`)", seed=1)),
+    (_call(mode="x and scale by keyword"), _call(leaves=(_I32,), mode="x and scale by keyword", seed=1)),
     (_BASE, _call(power=3, seed=1)),  # a new static value
     (_call(power=3), _call(power=3, seed=1)),  # the same static value, new data
     (_call("a tuple of arrays", (_F32, _F32)), _call("a list of arrays", (_F32, _F32), seed=1)),  # structure
@@ -697,7 +700,8 @@ class _Judged:
     said: str  # the second call's signature, rendered
 
 
-def _student_signature(submission, call: _Call):
+def _student_signature(submission, call: _Call) -> tuple:
+    """The student's signature of ``call`` as ``(a comparable form, its rendering)``."""
     args, kwargs = call.parts()
     text = render.call("signature_of", (args, kwargs))
     with TraceLog() as log:
@@ -712,7 +716,7 @@ def _student_signature(submission, call: _Call):
             expected="no trace",
         )
     try:
-        return _comparable(got)
+        return _comparable(got), render.value(got)[:200]
     except _Unhashable as kind:
         raise PropertyFailure(
             f"`signature_of` returned {kind}, which is not hashable: a cache key must be hashable (JAX looks it "
@@ -736,8 +740,7 @@ def _pairs(submission) -> list[_Judged]:
             except PropertyFailure as error:
                 failure.append(error)
                 return
-            judged.append(_Judged(first, second, _traced_second(first, second), a == b,
-                                  render.value(b)[:200]))
+            judged.append(_Judged(first, second, _traced_second(first, second), a[0] == b[0], b[1]))
 
         for pair in _EXPLICIT_PAIRS:
             judge(pair)
