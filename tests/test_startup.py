@@ -43,7 +43,7 @@ def test_the_course_commands_treat_rfc3987_syntax_as_absent_even_when_installed(
     assert marker.exists()
 
 
-def test_every_xla_flag_the_course_sets_is_one_this_xla_knows():
+def test_every_xla_flag_the_course_sets_is_one_this_xla_knows(tmp_path):
     """XLA stops a process whose XLA_FLAGS names a flag it does not know, so a flag a jaxlib dropped
     would kill every grading kernel at start (every student 0). The course's flags all hold here;
     a flag XLA does not know is left out and named, the others kept."""
@@ -53,9 +53,10 @@ def test_every_xla_flag_the_course_sets_is_one_this_xla_knows():
     done = subprocess.run(
         [sys.executable, "-c", "import logging, sys\nfrom autograder.grading import compiler\n"
          "print(' '.join(compiler.known_flags(('--xla_not_a_flag_anywhere=1',) + compiler.XLA_FLAGS)))"],
-        capture_output=True, text=True, check=True, cwd=REPO)
+        capture_output=True, text=True, check=True, cwd=REPO, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
     assert done.stdout.split() == list(compiler.XLA_FLAGS)
     assert "This XLA does not know --xla_not_a_flag_anywhere=1" in done.stderr
+    assert "--xla_not_a_flag_anywhere=1" in (tmp_path / "jax-tracing-course" / "xla-flags.json").read_text()
     unknown = subprocess.run([sys.executable, "-c", "import jax; jax.devices()"], capture_output=True, text=True,
                              env={**os.environ, "XLA_FLAGS": "--xla_not_a_flag_anywhere=1"})
     assert unknown.returncode != 0 and "Unknown flag in XLA_FLAGS" in unknown.stderr  # what it would do to a kernel

@@ -17,6 +17,7 @@ defaults and in real kernels with these flags, and expect the same points.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import re
@@ -56,7 +57,67 @@ def known_flags(flags: tuple[str, ...] = XLA_FLAGS, python: str = sys.executable
     """The ``flags`` this Python's XLA knows. XLA stops any process whose XLA_FLAGS names a flag it
     does not know ("Unknown flag in XLA_FLAGS"), so a flag a newer jaxlib dropped would kill every
     grading kernel at start and give every student nothing. Each set is tried first in a child
-    process; a flag XLA names as unknown is left out, and the log says so. Once per process."""
+    process; a flag XLA names as unknown is left out, and the log says so. The answer is kept, per
+    jaxlib install, in the user's cache folder (:func:`_remembered`), so a command pays for the
+    child only the first time."""
+    key = _install_key(python, flags)
+    remembered = _remembered()
+    if key is not None and key in remembered:
+        return tuple(remembered[key])
+    kept = _tried(flags, python)
+    if key is not None:
+        _remember(key, kept)
+    return kept
+
+
+def _cache_file() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "jax-tracing-course", "xla-flags.json")
+
+
+def _install_key(python: str, flags: tuple[str, ...]) -> str | None:
+    """Which jaxlib the flags were tried with: its version and where it is installed, as of when."""
+    if os.path.realpath(python) != os.path.realpath(sys.executable):
+        return None  # another Python's jaxlib: not read from here
+    import importlib.metadata
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("jaxlib")
+        where = os.path.dirname(spec.origin) if spec and spec.origin else None
+        if where is None:
+            return None
+        return (f"{os.path.realpath(python)}|{importlib.metadata.version('jaxlib')}|{where}|"
+                f"{os.stat(where).st_mtime_ns}|{' '.join(flags)}")
+    except (ImportError, OSError, ValueError, importlib.metadata.PackageNotFoundError):
+        return None
+
+
+def _remembered() -> dict:
+    try:
+        with open(_cache_file(), encoding="utf-8") as f:
+            found = json.load(f)
+        return found if isinstance(found, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _remember(key: str, kept: tuple[str, ...]) -> None:
+    """Best effort: a folder that cannot be written only means trying again next time."""
+    path = _cache_file()
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        found = {**_remembered(), key: list(kept)}
+        temporary = f"{path}.{os.getpid()}"
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump(found, f)
+        os.replace(temporary, path)
+    except OSError:
+        pass
+
+
+def _tried(flags: tuple[str, ...], python: str) -> tuple[str, ...]:
+    """``flags`` less each that XLA names unknown, found by starting XLA in a child with them."""
     kept = list(flags)
     while kept:
         env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}

@@ -10,7 +10,7 @@ without a compile), its cache cleared between calls, a new dtype at a known shap
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import jax
 import numpy as np
@@ -642,9 +642,23 @@ _PAIR_SEARCH = settings(TRACES, max_examples=10)
 _PROBE_NAME = "grader_powered_sum"
 
 
+#: JAX's answer for each pair of calls already asked in this process, by the calls' parts without
+#: their values (``seed``): which values a call holds never changes whether it traces, and every
+#: notebook the judge grades asks the same pairs.
+_TRACED_SECOND: dict[tuple[_Call, _Call], bool] = {}
+
+
 def _traced_second(first: _Call, second: _Call) -> bool:
-    """JAX's evidence: a fresh jitted function of the notebook's form, called with ``first`` then
-    ``second``; whether JAX's trace event fired for it during the second call."""
+    """JAX's evidence, asked once per pair of calls in a process (:data:`_TRACED_SECOND`)."""
+    key = (replace(first, seed=0), replace(second, seed=0))
+    if key not in _TRACED_SECOND:
+        _TRACED_SECOND[key] = _ask_jax(first, second)
+    return _TRACED_SECOND[key]
+
+
+def _ask_jax(first: _Call, second: _Call) -> bool:
+    """A fresh jitted function of the notebook's form, called with ``first`` then ``second``;
+    whether JAX's trace event fired for it during the second call."""
 
     def grader_powered_sum(x, scale, *, power):  # a new function object per pair: a cold cache
         return sum(jax.numpy.sum(scale * leaf ** power) for leaf in jax.tree.leaves(x))
