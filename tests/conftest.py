@@ -11,9 +11,12 @@ import atexit
 import hashlib
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,3 +54,19 @@ def tree_digest(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
+
+
+#: The assignment the README's first command is shown on, in tests/test_demo.py and tests/test_cycle.py.
+DEMO_ASSIGNMENT = "loops"
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """``python -m autograder demo --assignment loops`` run once, as a newcomer runs it: the process
+    and its course folder (test_demo reads what it says, test_cycle holds its table to nbgrader's)."""
+    course = tmp_path_factory.mktemp("demo") / "course"
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "demo", "--assignment", DEMO_ASSIGNMENT, "--course-dir", str(course)],
+        capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
+    )
+    return proc, course

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import COURSE_ASSIGNMENTS, REPO, tree_digest
+from conftest import COURSE_ASSIGNMENTS, DEMO_ASSIGNMENT, REPO, tree_digest
 
 from autograder.grading.cells import is_answer, is_autograder_test
 from autograder.tools import demo, scratch
@@ -263,12 +263,11 @@ def test_regrading_one_broken_student_leaves_everyone_else_untouched(run):
 
 
 @slow
-def test_demo_prints_the_grade_table_and_feedback_folder(run, tmp_path):
-    a = "branch_repair"  # one assignment keeps this second cycle short
-    proc = subprocess.run(
-        [sys.executable, "-m", "autograder", "demo", "--course-dir", str(tmp_path / "demo"), "--assignment", a],
-        capture_output=True, text=True, cwd=tmp_path,
-    )
+def test_demo_prints_the_grade_table_and_feedback_folder(run, demo_run):
+    """The demo (the parallel command, tests/test_demo.py) and this nbgrader cycle give the samples
+    the same automatic points."""
+    proc, course = demo_run
+    a = DEMO_ASSIGNMENT
     assert proc.returncode == 0, proc.stderr
     # One row per assignment and student: the automatic points, then the hand-graded ones apart.
     table = {line.split()[1]: line.split()[2:] for line in proc.stdout.splitlines() if line.startswith(f"{a} ")}
@@ -276,7 +275,7 @@ def test_demo_prints_the_grade_table_and_feedback_folder(run, tmp_path):
         score = run.result.score(f"sample-{kind}", a)
         assert table[f"sample-{kind}"][0] == f"{score.points:g}/{score.max_points:g}", table
         assert table[f"sample-{kind}"][1:] == ["-/2", "(not", "graded", "yet)"], table
-    feedback = tmp_path / "demo" / "feedback"
+    feedback = course / "feedback"
     assert f"feedback HTML: {feedback}" in proc.stdout
     assert sorted(p.relative_to(feedback).parts[0] for p in feedback.glob(f"*/{a}/{a}.html")) == [
         f"sample-{kind}" for kind in sorted(demo.SAMPLE_KINDS)

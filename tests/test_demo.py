@@ -6,27 +6,20 @@ from __future__ import annotations
 
 import csv
 import re
-import subprocess
-import sys
 
 import nbformat
 import pytest
-from conftest import REPO
+from conftest import DEMO_ASSIGNMENT, REPO
 
 from autograder.grading.cells import is_autograder_test
 
-A = "loops"  # a quick one to grade
+A = DEMO_ASSIGNMENT  # a quick one to grade
 STEP = re.compile(r"^\[\d\d:\d\d\.\d\] (?P<text>.+)$")
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    course = tmp_path_factory.mktemp("demo") / "course"
-    proc = subprocess.run(
-        [sys.executable, "-m", "autograder", "demo", "--assignment", A, "--course-dir", str(course)],
-        capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
-    )
-    return proc, course
+def demo(demo_run):
+    return demo_run
 
 
 def full_points() -> float:

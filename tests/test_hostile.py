@@ -34,6 +34,7 @@ import shutil
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,9 +182,16 @@ def _grade(course: scratch.Course, mode: str, plain) -> tuple[float, str]:
     return seconds, log
 
 
-@pytest.fixture(scope="module", params=MODES)
-def batch(request, tmp_path_factory) -> Batch:
-    mode = request.param
+@dataclass
+class _Prepared:
+    course: scratch.Course
+    plain: tuple | None
+    hand_ins: list
+    source_before: dict[str, str]
+
+
+def _prepare(mode: str, tmp_path_factory) -> _Prepared:
+    """The scratch course of one mode, every submission collected, nothing graded yet."""
     plain = plain_environment() if mode == "plain" else None
     if plain is None:
         work, repo = tmp_path_factory.mktemp(f"hostile-{mode}"), REPO
@@ -212,24 +220,54 @@ def batch(request, tmp_path_factory) -> Batch:
         _hand_in(course, cid, *hand_in)
     for assignment in COURSE_ASSIGNMENTS:
         scratch.nbgrader(course, ["collect", assignment], course.root)
-    source_before = tree_digest(course.root / "source")
+    return _Prepared(course, plain, hand_ins, tree_digest(course.root / "source"))
 
-    seconds, log = _grade(course, mode, plain)
-    count = sum(len(notebooks) for _, notebooks, _, _ in hand_ins)
-    print(f"\nhostile batch ({mode}): grading {count} submissions took {seconds:.0f} s")
 
-    handed_in = {  # what the boundary lets through: a linked name is refused, whatever it points to
-        (student, a): {name: data for name, data in
-                       {f"{a}.ipynb": path.read_bytes(), **{k: v.encode() for k, v in files.items()}}.items()
-                       if name not in links}
-        for student, notebooks, files, links in hand_ins
-        for a, path in notebooks.items()
-    }
-    scores, manual = _read_scores(course)
+#: Modes whose grading is a command of its own (a child process), which can run beside another's:
+#: "parallel" grades in this process and runs alone.
+_BESIDE = ("serial", "plain")
+
+
+@pytest.fixture(scope="module")
+def batches(tmp_path_factory) -> dict[str, Batch]:
+    """Every mode's batch. The courses are prepared one after the other; the grading commands of
+    the serial and plain modes run side by side (each is its own nbgrader or parallel command in
+    its own course, as two instructors on one machine would run them): the serial batch mostly
+    waits on its one kernel at a time, and its stalling entries wait on their budgets, so the two
+    together take little longer than the longer one. Each batch's seconds are its own command's."""
+    prepared = {mode: _prepare(mode, tmp_path_factory) for mode in MODES}
+    beside = [mode for mode in MODES if mode in _BESIDE]
+    with ThreadPoolExecutor(max(1, len(beside))) as pool:
+        futures = {mode: pool.submit(_grade, prepared[mode].course, mode, prepared[mode].plain) for mode in beside}
+        graded = {mode: future.result() for mode, future in futures.items()}
+    for mode in MODES:
+        if mode not in graded:
+            graded[mode] = _grade(prepared[mode].course, mode, prepared[mode].plain)
+    found = {}
+    for mode in MODES:
+        course, hand_ins = prepared[mode].course, prepared[mode].hand_ins
+        seconds, log = graded[mode]
+        count = sum(len(notebooks) for _, notebooks, _, _ in hand_ins)
+        print(f"\nhostile batch ({mode}): grading {count} submissions took {seconds:.0f} s")
+        handed_in = {  # what the boundary lets through: a linked name is refused, whatever it points to
+            (student, a): {name: data for name, data in
+                           {f"{a}.ipynb": path.read_bytes(), **{k: v.encode() for k, v in files.items()}}.items()
+                           if name not in links}
+            for student, notebooks, files, links in hand_ins
+            for a, path in notebooks.items()
+        }
+        scores, manual = _read_scores(course)
+        found[mode] = Batch(course, handed_in, scores, manual, log, seconds, prepared[mode].source_before, mode)
     try:
-        yield Batch(course, handed_in, scores, manual, log, seconds, source_before, mode)
+        yield found
     finally:
-        _stop_survivor(course)
+        for mode in MODES:
+            _stop_survivor(prepared[mode].course)
+
+
+@pytest.fixture(scope="module", params=MODES)
+def batch(request, batches) -> Batch:
+    return batches[request.param]
 
 
 # ---------------------------------------------------------------- helpers
