@@ -566,7 +566,8 @@ FIRST = (
     ),
     Hostile(
         "grader-source-as-a-list", LE, (insert_after("observed_call", GRADER_AS_LIST),),
-        points(LE, test_rows=0, test_traces=0), feedback=r"OSError: could not get source code",
+        # the signature's verdict rests on the kernel's trace events too: withheld, like the rows'
+        points(LE, test_rows=0, test_traces=0, test_signature=0), feedback=r"OSError: could not get source code",
     ),
     Hostile(
         "reads-unreleased-solutions", SMM, (insert_after("choose", READS_UNRELEASED),),
