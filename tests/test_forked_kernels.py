@@ -89,6 +89,7 @@ _PIDS = (
     (re.compile(r"\b1\d{6}\b"), "UID"),  # kernel_uid(pid): 1_000_000 + pid
     (re.compile(r"id=\d+|0x[0-9a-f]{6,}"), "ADDRESS"),
     (re.compile(r"\d+(\.\d+)? ms\b"), "TIME ms"),
+    (re.compile(r"\b\d+(\.\d+)?(e-?\d+)? sec\b"), "TIME sec"),  # jax_log_compiles' durations (host_sync)
     # cache_misses writes its scenarios afresh for each notebook (names, files, sizes): its examples differ
     (re.compile(r"Example: .*?Got: ", re.DOTALL), "Example: (a scenario drawn for this notebook) Got: "),
 )

@@ -295,3 +295,16 @@ def test_preloading_every_property_module_starts_no_jax_backend():
              "from jax._src import xla_bridge; print(bool(xla_bridge._backends), threading.active_count())")
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert shown == ["False", "1"]
+
+
+def test_a_described_value_carries_its_hash_so_cut_descriptions_still_tell_apart():
+    """An object the wire cannot carry arrives described, its words cut to 300 characters; two
+    different ones cut to the same words still differ by the kernel's hash, equal ones share it,
+    and a hash that is not a number is dropped, not trusted."""
+    long_a, long_b = frozenset({"float32[3] " * 40 + "a"}), frozenset({"float32[3] " * 40 + "b"})
+    a, b, again = (wire.decode(wire.loads(wire.dumps(wire.encode(v)))) for v in (long_a, long_b, frozenset(long_a)))
+    assert a.text == b.text and a.hashed != b.hashed and a.hashed == again.hashed == hash(long_a)
+    forged = wire.decode({"t": "described", "kind": "a frozenset", "text": "?", "hash": "__import__('os')"})
+    assert forged.hashed is None
+    unhashable = wire.decode(wire.loads(wire.dumps(wire.encode({1, 2}))))
+    assert unhashable.hashed is None

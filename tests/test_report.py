@@ -429,7 +429,7 @@ def test_the_autograde_summary_names_the_jax_that_graded(monkeypatch):
     version the course pins (the explanations and events the notebooks teach change between releases)."""
     import importlib.metadata
 
-    from autograder.tools.summary import graded_with
+    from autograder.tools.versions import graded_with
 
     pinned = dict(r.split("==") for r in importlib.metadata.requires("jax-tracing-course") if r.startswith("jax"))
     assert graded_with() == (f"Graded with jax {pinned['jax']}, jaxlib {pinned['jaxlib']}: "

@@ -16,8 +16,10 @@ class Described:
     """A value known only by how it was described where it lives (a student's object in the
     kernel, seen from the judge): :func:`kind` and :func:`value` give those words back."""
 
-    def __init__(self, kind: str, text: str):
-        self.kind, self.text = kind, text
+    def __init__(self, kind: str, text: str, hashed: int | None = None):
+        #: ``hash()`` of the object where it lives, when it has one: two objects whose descriptions are
+        #: cut to the same words still tell apart by it, and equal ones share it.
+        self.kind, self.text, self.hashed = kind, text, hashed
 
     def __repr__(self) -> str:
         return self.text

@@ -7,7 +7,7 @@ so a JAX array arrives as a JAX array of the same type (``signature_of`` and ``r
 see what they saw in the kernel); numbers, strings, ``None`` and containers of them travel
 as themselves, and so does a dtype; a jaxpr travels as its outline (:mod:`autograder.kit.jaxprs`);
 anything else arrives as a :class:`~autograder.grading.render.Described` value, its kind and
-rendering as the kernel saw them.
+rendering as the kernel saw them (cut to 300 characters), and its ``hash()`` where it has one.
 
 The other way, the judge may also hand the student's code what it built of its own: a function
 made from a description (:mod:`autograder.kit.programs`), a compiled program or a thunk
@@ -150,7 +150,12 @@ def _described(x):
         kind, text = render.kind(x), render.value(x)
     except Exception:  # noqa: BLE001 - a student object's repr may raise anything
         kind = text = f"a {type(x).__name__} object"
-    return {"t": "described", "kind": kind[:300], "text": text[:300]}
+    described = {"t": "described", "kind": kind[:300], "text": text[:300]}
+    try:  # equal objects hash equal: what lets the judge compare two it cannot see whole
+        described["hash"] = str(int(hash(x)))
+    except Exception:  # noqa: BLE001 - unhashable, or a hash that raises
+        pass
+    return described
 
 
 #: Tags only a kernel decodes (:class:`Handing`): what the judge hands over.
@@ -194,7 +199,9 @@ def decode(x, depth: int = 0, handing: Handing | None = None):
             raise WireError(f"a {tag} is handed to a kernel, never sent by one")
         return _decode_handed(x, tag, handing)
     if tag == "described":
-        return render.Described(str(x.get("kind", ""))[:300], str(x.get("text", ""))[:300])
+        hashed = x.get("hash")
+        hashed = int(hashed) if isinstance(hashed, str) and len(hashed) <= 24 and hashed.lstrip("-").isdigit() else None
+        return render.Described(str(x.get("kind", ""))[:300], str(x.get("text", ""))[:300], hashed)
     raise WireError(f"unknown tag {tag!r}")
 
 

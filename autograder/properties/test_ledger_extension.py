@@ -524,6 +524,8 @@ class _Call:
     mode: str
     power: int
     seed: int = 0
+    written: str = "in order"  # or "in another order": a dict x's keys and the keyword arguments
+
 
     def parts(self) -> tuple[tuple, dict]:
         """Fresh ``(args, kwargs)`` objects for this call."""
@@ -542,10 +544,18 @@ class _Call:
             x = {f"w{index}": array for index, array in enumerate(arrays)}
         scale = _SCALE_KINDS[self.scale_kind](1.0 + self.seed % 5)
         if self.mode == "x and scale by position":
-            return (x, scale), {"power": self.power}
-        if self.mode == "scale by keyword":
-            return (x,), {"scale": scale, "power": self.power}
-        return (), {"x": x, "scale": scale, "power": self.power}
+            args, kwargs = (x, scale), {"power": self.power}
+        elif self.mode == "scale by keyword":
+            args, kwargs = (x,), {"scale": scale, "power": self.power}
+        else:
+            args, kwargs = (), {"x": x, "scale": scale, "power": self.power}
+        if self.written != "in order":  # the same keys, inserted the other way round
+            kwargs = dict(reversed(kwargs.items()))
+            if isinstance(x, dict):
+                x = dict(reversed(x.items()))
+                args = (x, *args[1:]) if args else args
+                kwargs = {k: (x if k == "x" else v) for k, v in kwargs.items()}
+        return args, kwargs
 
     def text(self) -> str:
         args, kwargs = self.parts()
@@ -568,14 +578,16 @@ class _Call:
             said.append(f"the arguments changed from {first.mode} to {self.mode}")
         if self.power != first.power:
             said.append(f"the static power changed from {first.power} to {self.power}")
+        if self.written != first.written:
+            said.append(f"the dict's keys and the keyword arguments were written {self.written}")
         if self.seed != first.seed:
             said.append("the values changed")
         return ", ".join(said) if said else "the same call again"
 
 
 def _call(structure="one array", leaves=(((3,), "float32"),), scale_kind="a Python float",
-          mode="x and scale by position", power=2, seed=0) -> _Call:
-    return _Call(structure, leaves, scale_kind, mode, power, seed)
+          mode="x and scale by position", power=2, seed=0, written="in order") -> _Call:
+    return _Call(structure, leaves, scale_kind, mode, power, seed, written)
 
 
 _BASE = _call()
@@ -606,6 +618,9 @@ _EXPLICIT_PAIRS = (
     (_BASE, _call("a tuple of arrays", (_F32,), seed=1)),  # an array, then a tuple holding it
     (_call("a dict of arrays", (_F32, _I32)), _call("a dict of arrays", (_F32, _I32), seed=1)),
     (_call("a dict of arrays", (_F32, _F32)), _call("a tuple of arrays", (_F32, _F32), seed=1)),
+    # the same dict keys and keyword arguments, written in another order ("for any two calls")
+    (_call("a dict of arrays", (_F32, _I32), mode="x and scale by keyword"),
+     _call("a dict of arrays", (_F32, _I32), mode="x and scale by keyword", seed=1, written="in another order")),
 )
 
 
@@ -691,7 +706,7 @@ def _comparable(value):
     if isinstance(value, render.Described):
         if value.kind.startswith(_UNHASHABLE_KINDS):
             raise _Unhashable(value.kind)
-        return ("described", value.kind, value.text)
+        return ("described", value.kind, value.text if value.hashed is None else value.hashed)
     if type(value) is tuple:
         return tuple(_comparable(v) for v in value)
     try:
@@ -740,7 +755,7 @@ def _student_signature(submission, call: _Call) -> tuple:
 
 
 def _pairs(submission) -> list[_Judged]:
-    """Every pair judged against JAX, made once per grade cell and shared by the two properties."""
+    """Every pair judged against JAX, made once per grade cell."""
     if "signature pairs" not in submission.memo:
         judged: list[_Judged] = []
         failure: list[PropertyFailure] = []
@@ -772,13 +787,17 @@ def _story(pair: _Judged) -> str:
 
 @prop(
     group="signature",
-    points=1,
-    title="`signature_of` gives two calls different signatures whenever JAX traced the second one again",
-    hint="Everything JAX keys its cache on belongs in the signature: the structure of the arguments (which are "
-    "passed by keyword and which by position, and the containers), and for every leaf its shape, dtype and weak "
-    "type, as `jax.typeof` shows them, plus the value of the static `power`. Try the pair with `traced_again`.",
+    points=2,
+    title="`signature_of` gives two calls equal signatures exactly when JAX reuses the program for the second",
+    hint="Everything JAX keys its cache on belongs in the signature, and nothing else: the structure of the "
+    "arguments (which are passed by keyword and which by position, and the containers), for every leaf its "
+    "shape, dtype and weak type as `jax.typeof` shows them, and the value of the static `power`; not the values, "
+    "not object identities (`id`), not how a value was built when JAX sees the same type. Try the pair with "
+    "`traced_again`.",
 )
-def test_signature_separates_traced_calls(submission):
+def test_signature_matches_jax(submission):
+    """One property for both directions: a signature right in one direction only is no prediction
+    (a constant never separates, ``id()`` always does), so half the points would reward either."""
     for pair in _pairs(submission):
         if pair.traced and pair.same:
             raise PropertyFailure(
@@ -788,18 +807,6 @@ def test_signature_separates_traced_calls(submission):
                 got=f"equal signatures ({pair.said})",
                 expected="different signatures: the second call traced",
             )
-
-
-@prop(
-    group="signature",
-    points=1,
-    title="`signature_of` gives two calls equal signatures whenever JAX reused the program",
-    hint="Values are not part of the key: only what `jax.typeof` shows of each leaf (shape, dtype, weak type), "
-    "the structure and the static value. Two values JAX sees as the same type give the same signature, however "
-    "they were built; leave out object identities (`id`) and anything else a repeated call changes.",
-)
-def test_signature_equal_for_reused_calls(submission):
-    for pair in _pairs(submission):
         if not pair.traced and not pair.same:
             raise PropertyFailure(
                 "JAX reused the program for the second call (no new trace), but `signature_of` gave the two calls "

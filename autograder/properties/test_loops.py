@@ -567,6 +567,7 @@ def test_quantise_matches_eager(submission):
         ([np.array([1.4, -2.6, 7.9], np.float32), (np.array([-0.3, 0.3, 0.0], np.float32),)], 0.25),
         # exact halves: jnp.round rounds them to even (0.25 / 0.5 = 0.5 -> 0), not up
         ({"halves": np.array([0.25, 0.75, -0.25, 1.25], np.float32)}, 0.5),
+        ((np.array([1.3, -0.7, 2.2], np.float32), np.array([[0.4, 0.5, -0.6], [1.0, 1.5, 2.0]], np.float32)), 1.0),
     ):
         _check_again(submission, tree, scale, 3.0)
 

@@ -9,6 +9,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.confinement.boundary import shown
 from autograder.tools.gradebook import automatic_points
+from autograder.tools.versions import graded_with
 from autograder.tools.words import counted
 
 
@@ -47,31 +48,6 @@ def summary_lines(db_url: str, course_id: str, graded: list[tuple[str, str]],
                 line += f"; refused in part or whole at the boundary: {', '.join(shown(s) for s in refused)}"
             lines.append(line)
     return lines
-
-
-def graded_with() -> str:
-    """Which JAX the judge graded with, against the one the course pins: the behaviours the course
-    teaches (a cache-miss explanation's words, an event's name), and so grades, can change with it."""
-    from importlib.metadata import PackageNotFoundError, requires, version
-
-    try:
-        pins = dict(r.split("==", 1) for r in requires("jax-tracing-course") or () if r.startswith("jax") and "==" in r)
-    except PackageNotFoundError:  # run from a checkout that was not installed
-        pins = {}
-    found, differs = [], []
-    for package in ("jax", "jaxlib"):
-        try:
-            have = version(package)
-        except PackageNotFoundError:
-            have = None
-        found.append(f"{package} {have or '(missing)'}")
-        if package in pins and have != pins[package]:
-            differs.append(f"{package} {pins[package]}")
-    line = "Graded with " + ", ".join(found)
-    if differs:
-        return (line + f": NOT the version the course is verified on ({', '.join(differs)}); a behaviour the "
-                "notebooks teach, and so a grade, may differ")
-    return line + (": the version the course is verified on" if pins else "")
 
 
 def log_summary(log, coursedir, graded: list[tuple[str, str]], refusals: dict) -> None:

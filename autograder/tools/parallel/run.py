@@ -53,6 +53,7 @@ from autograder.tools.errors import ParallelError
 from autograder.tools.parallel.progress import Outcome, Progress, clock
 from autograder.tools.parallel.worker import DB_URL_ENV
 from autograder.tools.repository import tool_env
+from autograder.tools.versions import graded_with
 
 __all__ = ["BatchResult", "Outcome", "ParallelError", "autograde"]
 
@@ -372,10 +373,6 @@ class _Run:
             if self.finished_at is not None:
                 result.grading_seconds = self.finished_at - self.first_task_at
         self.out.write(result.summary() + "\n")
-        if result.students("graded"):
-            from autograder.tools.summary import graded_with
-
-            self.out.write(graded_with() + "\n")
         self.out.flush()
         return result
 
@@ -397,7 +394,7 @@ class _Run:
             self.server.close()  # this course's kernels do not fork: nobody will attach
         self.notice = first.ready.get("unconfined")
         how = "forked from a fork server" if first.ready.get("fork_server") else "started afresh"
-        self.out.write(f"kernels: {self.notice or 'in ' + first.ready['jail']}, {how}\n")
+        self.out.write(f"kernels: {self.notice or 'in ' + first.ready['jail']}, {how}. {graded_with()}\n")
         reply = first.ask({"plan": {"assignment": self.assignment, "students": self.students, "force": self.force}})
         if reply is None:
             raise ParallelError(f"autograde: the first worker died reading the course: {first.group.stderr_tail()}")

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-FAILS = {"signature_equal_for_reused_calls", "signature_separates_traced_calls"}
+FAILS = {'signature_matches_jax'}
 SCORE = 6
 
 trace_log = {"count": 0}
