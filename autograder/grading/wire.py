@@ -101,6 +101,8 @@ def _encode_handed(x, handed: list):
     if type(x) is types.FunctionType and isinstance(getattr(x, "program", None), tuple):
         parts, arity = x.program
         return {"t": "program", "parts": programs.checked(parts), "arity": arity}
+    if type(x) is types.FunctionType and isinstance(getattr(x, "listing", None), tuple):
+        return {"t": "listing", "blocks": programs.checked_blocks(x.listing)}
     return None
 
 
@@ -159,7 +161,7 @@ def _described(x):
 
 
 #: Tags only a kernel decodes (:class:`Handing`): what the judge hands over.
-_HANDED_TAGS = frozenset({"compiled", "thunk", "read", "placeholder read", "program"})
+_HANDED_TAGS = frozenset({"compiled", "thunk", "read", "placeholder read", "program", "listing"})
 
 
 def decode(x, depth: int = 0, handing: Handing | None = None):
@@ -209,6 +211,8 @@ def _decode_handed(x, tag: str, handing: Handing):
     try:
         if tag == "program":
             return programs.program(x.get("parts"), x.get("arity"))
+        if tag == "listing":
+            return programs.listing(x.get("blocks"))
         if tag == "compiled":
             return handed_kit.Compiled.from_serialized(str(x.get("data", "")), x.get("parameters"))
         if tag == "thunk":

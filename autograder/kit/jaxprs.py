@@ -27,7 +27,7 @@ from jax.extend import core as jax_core
 
 __all__ = [
     "count_top_level", "count_recursive", "primitive_counts", "sub_jaxprs", "jaxpr_of", "staged_loops",
-    "Outline", "outline", "from_outline",
+    "Outline", "outline", "from_outline", "equations_by_line",
 ]
 
 
@@ -185,3 +185,21 @@ def from_outline(data) -> Outline:
         return Outline(tuple(built))
 
     return build(data, 0)
+
+
+def equations_by_line(jaxpr, file_name: str) -> Counter:
+    """How many equations, counted recursively, each line of ``file_name`` created: an equation
+    belongs to the innermost frame of its traceback in that file (the line that ran the operation,
+    inside a function it called too), as the ``eqn_count_pprof`` dump and
+    ``jax.extend.source_info_util.summarize`` attribute it. An equation with no frame there (JAX's own
+    bookkeeping, such as a loop's counter) belongs to no line."""
+    counts: Counter = Counter()
+    for eqn in _open(jaxpr).eqns:
+        traceback = eqn.source_info.traceback
+        for frame in traceback.frames if traceback is not None else ():
+            if frame.file_name == file_name:
+                counts[frame.line_num] += 1
+                break
+        for sub in sub_jaxprs(eqn):
+            counts.update(equations_by_line(sub, file_name))
+    return counts

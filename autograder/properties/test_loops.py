@@ -10,7 +10,10 @@ jitted call over the whole tree compiles once. `make_jaxpr` is how you see the d
 
 from __future__ import annotations
 
+from collections import Counter
+
 import jax
+import jax.extend.source_info_util
 import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -19,7 +22,9 @@ from autograder.kit import (
     BAKED, CallRaised, CompileLog, PropertyFailure, SignatureAudit, VALUES, clear_cache_of, other_values, programs,
     prop, render, signature_of,
 )
-from autograder.kit.jaxprs import count_recursive, count_top_level, primitive_counts, staged_loops, sub_jaxprs
+from autograder.kit.jaxprs import (
+    count_recursive, count_top_level, equations_by_line, primitive_counts, staged_loops, sub_jaxprs,
+)
 
 # ---------------------------------------------------------------------------------------- rolled
 
@@ -658,3 +663,194 @@ def test_quantise_compiles_once(submission):
             "on every call, or `scale` is static.",
             example=_fresh_call(again, 0.25),
         )
+
+
+# --------------------------------------------------------------------------------- heaviest line
+
+#: The argument every listing is traced with: the line counts do not depend on it.
+_LINE_X = np.linspace(-1.0, 1.0, 3, dtype=np.float32)
+
+
+def _lines(blocks):
+    """The listing, its jaxpr, and the equations each of its lines created (the truth)."""
+    fn = programs.listing(blocks)
+    closed = jax.make_jaxpr(fn)(jax.device_put(_LINE_X))
+    return fn, closed, equations_by_line(closed, programs.LISTING_FILE)
+
+
+def _line_of(eqn) -> int | None:
+    """The listing's line that created an equation (the innermost frame there), or None."""
+    traceback = eqn.source_info.traceback
+    for frame in traceback.frames if traceback is not None else ():
+        if frame.file_name == programs.LISTING_FILE:
+            return frame.line_num
+    return None
+
+
+def _heaviest(counts) -> int | None:
+    """The line with strictly the most equations, or None on a tie."""
+    ranked = counts.most_common(2)
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]
+
+
+def _fair(blocks) -> bool:
+    """A listing the property may use: one heaviest line, at least two equations ahead of the next."""
+    counts = _lines(blocks)[2]
+    ranked = counts.most_common(2)
+    return len(ranked) == 2 and ranked[0][1] >= ranked[1][1] + 2
+
+
+def _misreadings(blocks, closed, counts) -> list[tuple[int, str]]:
+    """The line each wrong way of reading the program picks, and what that way got wrong."""
+    _, roles = programs.listing_source(blocks)
+    turns = {line: blocks[index][1] for line, (index, role) in roles.items()
+             if role == "body" and blocks[index][0] != "line"}
+    picks = []
+    if turns:
+        most_turns = max(turns, key=turns.get)
+        picks.append((most_turns, "That is the line of the loop with the most turns. A loop's turns are not the "
+                      "program's size: a Python loop writes its body once per turn, but `lax.fori_loop` and "
+                      "`lax.scan` write theirs once whatever the number of turns, and a short Python loop with "
+                      "a long body can outweigh a long one with a short body."))
+    weighted = Counter()
+
+    def walk(jaxpr, times):
+        for eqn in jaxpr.eqns:
+            if _line_of(eqn) is not None:
+                weighted[_line_of(eqn)] += times
+            for sub in sub_jaxprs(eqn):
+                walk(sub, times * int(eqn.params.get("length", 1)))
+
+    walk(closed.jaxpr, 1)
+    picks.append((_heaviest(weighted), "That line's count multiplies a `lax.scan` or `lax.fori_loop` body by "
+                  "its number of turns: that is how often the body runs, not how many equations the program "
+                  "holds. The body is written once, as one sub-jaxpr, whatever the number of turns."))
+    top = Counter()
+    for eqn in closed.jaxpr.eqns:
+        if _line_of(eqn) is not None:
+            top[_line_of(eqn)] += 1
+    picks.append((_heaviest(top), "That line wins when only the top-level equations are counted: the equations "
+                  "inside a nested jit, a scan or a loop's body are part of the program too, so walk into every "
+                  "sub-jaxpr as `count_equations` does."))
+    by_column, holders = Counter(), Counter()
+
+    def walk_frames(jaxpr, holder):
+        for eqn in jaxpr.eqns:
+            line = _line_of(eqn)
+            if line is not None:
+                by_column[(line, str(jax.extend.source_info_util.summarize(eqn.source_info)))] += 1
+            if holder if holder is not None else line is not None:
+                holders[holder if holder is not None else line] += 1
+            for sub in sub_jaxprs(eqn):
+                walk_frames(sub, holder if holder is not None else line)
+
+    walk_frames(closed.jaxpr, None)
+    column = _heaviest(by_column)
+    picks.append((column[0] if column else None, "Counted per place within a line (`summarize` gives "
+                  "`file:line:column`), that line wins; the question is about whole lines: add up the "
+                  "equations of every column of a line."))
+    picks.append((_heaviest(holders), "That line calls a jitted helper: it is where the helper's equations "
+                  "were asked for, not where they were written. An equation inside the helper's jaxpr carries "
+                  "its own source line, inside the helper (as `summarize` and the dump say): give it to that line, "
+                  "not to the line of the equation holding the helper."))
+    return picks
+
+
+def _check_heaviest(submission, blocks) -> None:
+    fn, closed, counts = _lines(blocks)
+    expected = _heaviest(counts)
+    listing = programs.describe_listing(blocks)
+    text = "heaviest_line(fn, x) for the function below, x of shape (3,)"
+    got = submission.call("heaviest_line", fn, jax.device_put(_LINE_X))
+    if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
+        raise PropertyFailure(
+            f"`heaviest_line` returned {render.kind(got)}; it should return the line's number as a Python int.",
+            example=f"{text}:\n{listing}",
+        )
+    got = int(got)
+    if got == expected:
+        return
+    made = ", ".join(f"line {line}: {count}" for line, count in sorted(counts.items()))
+    notes = " ".join(why for line, why in _misreadings(blocks, closed, counts) if line == got)
+    raise PropertyFailure(
+        f"`heaviest_line` returned {got}, but line {expected} created the most equations: counted recursively "
+        f"and given to the line that created them, the lines made {made}." + (f" {notes}" if notes else ""),
+        example=f"{text}:\n{listing}",
+        got=str(got), expected=str(expected),
+    )
+
+
+_LINE_BLOCK = st.integers(1, 8).map(lambda k: ("line", k))
+_LOOP_BLOCK = st.tuples(st.just("loop"), st.integers(1, 24), st.integers(1, 6))
+_STAGED_BLOCK = st.tuples(st.sampled_from(("fori", "scan")), st.integers(1, 2000), st.integers(1, 8))
+_HELPER_BLOCK = st.tuples(st.just("helper"), st.integers(1, 24), st.integers(1, 6))
+
+
+@prop(
+    group="attribution",
+    points=1,
+    title="`heaviest_line` finds the line that wrote the most equations: an unrolled loop's body, a long "
+    "line, or a staged loop's body counted once",
+    hint="Give each equation of `jax.make_jaxpr(fn)(*args)` (inside sub-jaxprs too) to the line "
+    "`jax.extend.source_info_util.summarize(eqn.source_info)` names, add up per line, and return the line with "
+    "the most. A Python loop writes its body once per turn; a `fori_loop` or `scan` body is written once, "
+    "however many turns it runs.",
+)
+def test_heaviest_line_counts_copies(submission):
+    """Input classes the notebook promises (the calls of `heaviest_line`):
+
+    - a Python loop: ``any(b[0] == "loop" for b in fn.listing)``
+    - a line with no loop: ``any(b[0] == "line" for b in fn.listing)``
+    - a fori_loop: ``any(b[0] == "fori" for b in fn.listing)``
+    - a scan: ``any(b[0] == "scan" for b in fn.listing)``
+    """
+    for blocks in (
+        (("loop", 20, 1), ("loop", 5, 6)),  # fewer turns, the longer body: 30 equations against 20
+        (("fori", 500, 1), ("loop", 5, 1), ("loop", 2, 4)),  # 8 equations over several columns, 5 at one
+        (("loop", 3, 2), ("line", 8)),  # one long line outweighs a short loop
+        (("fori", 1000, 3), ("loop", 3, 2)),  # a thousand turns, written once: 6 against 4
+        (("loop", 2, 2), ("scan", 500, 7)),  # a staged body that is simply long
+        (("scan", 64, 1), ("loop", 4, 3), ("fori", 7, 2)),
+    ):
+        _check_heaviest(submission, blocks)
+
+    @settings(VALUES, max_examples=8)
+    @given(blocks=st.lists(st.one_of(_LINE_BLOCK, _LOOP_BLOCK, _STAGED_BLOCK), min_size=2, max_size=4)
+           .map(tuple).filter(_fair))
+    def check(blocks):
+        _check_heaviest(submission, blocks)
+
+    check()
+
+
+@prop(
+    group="attribution",
+    points=1,
+    title="`heaviest_line` looks inside a jitted helper: its equations belong to the helper's lines, not "
+    "to the line that calls it",
+    hint="A nested jit is one equation holding the helper's jaxpr: walk into it, and give each equation "
+    "to the innermost line of its traceback in the file, the line inside the helper that ran the operation "
+    "(what `summarize` names, and what the `eqn_count_pprof` dump counts).",
+)
+def test_heaviest_line_inside_calls(submission):
+    """Input classes the notebook promises (the calls of `heaviest_line`):
+
+    - a jitted helper: ``any(b[0] == "helper" for b in fn.listing)``
+    """
+    for blocks in (
+        (("loop", 3, 2), ("helper", 8, 2)),  # the helper's body, 16 equations; its call line, 1
+        (("helper", 2, 1), ("line", 6), ("helper", 1, 3)),  # a long line beats two light helpers
+        (("helper", 12, 1), ("fori", 300, 5)),
+    ):
+        _check_heaviest(submission, blocks)
+
+    @settings(VALUES, max_examples=6)
+    @given(blocks=st.tuples(_HELPER_BLOCK, st.lists(st.one_of(_LINE_BLOCK, _LOOP_BLOCK, _STAGED_BLOCK,
+                                                               _HELPER_BLOCK), min_size=1, max_size=3))
+           .map(lambda t: (t[0],) + tuple(t[1])).filter(_fair))
+    def check(blocks):
+        _check_heaviest(submission, blocks)
+
+    check()

@@ -1,7 +1,7 @@
 """`fori_loop` over the steps, but the old Python loop left inside the body: `steps` squared
 steps, and a jaxpr that grows."""
 FAILS = {'rolled_jaxpr_does_not_grow', 'rolled_matches_loop'}
-SCORE = 4
+SCORE = 6
 MESSAGE = 'does not give what the Python loop gives'
 
 import functools
@@ -51,3 +51,32 @@ def count_equations(fn, *args):
 
 
 quantise_jitted = jax.jit(quantise)
+
+
+# %% Part D, answered as the reference does (the same in every file that is not about Part D)
+import collections as _collections
+import re as _re
+
+from jax.extend import source_info_util as _source_info_util
+from jax.extend.core import ClosedJaxpr as _ClosedJaxpr, Jaxpr as _Jaxpr
+
+_LINE = _re.compile(r":(\d+)(?::\d+)? \(")
+
+
+def heaviest_line(fn, *args):
+    per_line = _collections.Counter()
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            found = _LINE.search(_source_info_util.summarize(eqn.source_info))
+            if found:
+                per_line[int(found.group(1))] += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    if isinstance(sub, _ClosedJaxpr):
+                        walk(sub.jaxpr)
+                    elif isinstance(sub, _Jaxpr):
+                        walk(sub)
+
+    walk(jax.make_jaxpr(fn)(*args).jaxpr)
+    return per_line.most_common(1)[0][0]

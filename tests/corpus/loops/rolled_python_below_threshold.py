@@ -2,7 +2,7 @@
 `lax.fori_loop` at 16 steps: the jaxpr grows with the step count up to the threshold, and the
 grader's comparison of 2 and 40 steps alone would not see it (issue 26, class 1)."""
 FAILS = {'rolled_jaxpr_does_not_grow'}
-SCORE = 5
+SCORE = 7
 MESSAGE = 'grows with the step count: 7 equations at 2 steps, 40 at 13 steps.*smaller again at 40 steps.*kept below a threshold'
 
 import functools
@@ -55,3 +55,32 @@ def count_equations(fn, *args):
 
 
 quantise_jitted = jax.jit(quantise)
+
+
+# %% Part D, answered as the reference does (the same in every file that is not about Part D)
+import collections as _collections
+import re as _re
+
+from jax.extend import source_info_util as _source_info_util
+from jax.extend.core import ClosedJaxpr as _ClosedJaxpr, Jaxpr as _Jaxpr
+
+_LINE = _re.compile(r":(\d+)(?::\d+)? \(")
+
+
+def heaviest_line(fn, *args):
+    per_line = _collections.Counter()
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            found = _LINE.search(_source_info_util.summarize(eqn.source_info))
+            if found:
+                per_line[int(found.group(1))] += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    if isinstance(sub, _ClosedJaxpr):
+                        walk(sub.jaxpr)
+                    elif isinstance(sub, _Jaxpr):
+                        walk(sub)
+
+    walk(jax.make_jaxpr(fn)(*args).jaxpr)
+    return per_line.most_common(1)[0][0]

@@ -12,13 +12,13 @@ rolled and count_equations are correct.
 #   test_pytree  (2): 0.5 values and containers on any pytree, 1.0 one compile per fresh tree
 #                     (2 and 6 leaves), 0.5 no compile for a repeat call with a new scale.
 
-TEACHER = {'test_rolled': 2, 'test_counting': 2, 'test_pytree': 1.5}
+TEACHER = {'test_rolled': 2, 'test_counting': 2, 'test_pytree': 1.5, 'test_attribution': 2}
 
 WHY = {'test_pytree': "scale is static, so each new scale value compiles a new program, against 'scale stays dynamic: a new scale must not compile again'."}
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'quantise_compiles_once'}
-SCORE = 5
+SCORE = 7
 REVIEW = 'The teacher split the cell into fractions; the graders give one point per property, and this submission loses exactly the properties that name its mistake: `quantise_compiles_once`.'
 
 
@@ -142,3 +142,31 @@ try:
 except ValueError:
     pass
 
+
+# %% Part D, answered as the reference does (the same in every file that is not about Part D)
+import collections as _collections
+import re as _re
+
+from jax.extend import source_info_util as _source_info_util
+from jax.extend.core import ClosedJaxpr as _ClosedJaxpr, Jaxpr as _Jaxpr
+
+_LINE = _re.compile(r":(\d+)(?::\d+)? \(")
+
+
+def heaviest_line(fn, *args):
+    per_line = _collections.Counter()
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            found = _LINE.search(_source_info_util.summarize(eqn.source_info))
+            if found:
+                per_line[int(found.group(1))] += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    if isinstance(sub, _ClosedJaxpr):
+                        walk(sub.jaxpr)
+                    elif isinstance(sub, _Jaxpr):
+                        walk(sub)
+
+    walk(jax.make_jaxpr(fn)(*args).jaxpr)
+    return per_line.most_common(1)[0][0]
