@@ -15,7 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.kit import (
-    CallRaised, GARBAGE, PropertyFailure, Retraced, SignatureAudit, VALUES, close, first_failure,
+    BAKED, CallRaised, GARBAGE, PropertyFailure, Retraced, SignatureAudit, VALUES, close, first_failure,
     op_by_op, prop, render, scalar, signature_of, vectors,
 )
 
@@ -407,3 +407,222 @@ def _retraced(size: int, before: tuple, after: tuple, failure: Retraced) -> Prop
         got=failure.got,
         expected=f"no new trace: one compiled program for every length at size {size}",
     )
+
+
+# --------------------------------------------------------------------------- Part C: the gradient
+
+#: What the notebook promises the padded rows of a Part C batch may hold, in the words feedback uses.
+_GARBAGE_KINDS = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "1e30": 1e30, "-1e30": -1e30, "zeros": 0.0}
+
+#: Real rows hold positive values (the loss takes their logarithm), between 2**-10 and 2**10:
+#: far enough from 0 and from float32's limits that the float32 loss stays within the tolerance
+#: of the float64 reference.
+_POSITIVE = st.floats(0.0009765625, 1024.0, width=32)
+
+
+def _loss_cases():
+    """``(size, t, values, mask, kind)``: a size from SIZES, a float32 ``t``, positive values for
+    every row, a mask with at least one True anywhere, and what the unmarked rows hold."""
+    return st.sampled_from(SIZES).flatmap(
+        lambda size: st.tuples(
+            st.just(size),
+            st.floats(-4.0, 4.0, width=32),
+            st.lists(_POSITIVE, min_size=size, max_size=size),
+            st.lists(st.booleans(), min_size=size, max_size=size).map(lambda m: m if any(m) else [True] + m[1:]),
+            st.sampled_from(sorted(_GARBAGE_KINDS)),
+        )
+    )
+
+
+def _loss_case(size, t, real, mask, kind):
+    """An explicit case: ``real`` fills the marked rows in order (one value per True)."""
+    values = np.ones(size, np.float32)
+    values[np.asarray(mask, bool)] = real
+    return (size, t, list(values), list(mask), kind)
+
+
+#: The explicit cases, in the order they run. Each padded size is met first with one case, then
+#: with another whose t, values, mask and garbage all differ: a value read from outside the
+#: arguments while tracing would be baked into the first program at that size.
+_E, _E2 = float(np.e), float(np.e ** 2)
+_LOSS_EXAMPLES = (
+    # the self-check's batch: three real rows padded with zeros to eight
+    _loss_case(8, 0.5, [1.0, _E, _E2], [True] * 3 + [False] * 5, "zeros"),
+    # real rows between padded ones, nan in the padding, t negative
+    _loss_case(8, -1.25, [0.25, 7.5, 3.0, 40.0], [False, True, False, True, True, False, True, False], "nan"),
+    _loss_case(8, 2.0, [2.0, 9.0, 0.5, 30.0, 1.5], [True] * 5 + [False] * 3, "inf"),
+    # all but one row padded
+    _loss_case(8, 0.0, [3.5], [True] + [False] * 7, "-inf"),
+    _loss_case(8, 1.0, [6.0, 0.125], [False] * 6 + [True] * 2, "1e30"),
+    _loss_case(8, -0.5, [0.75, 12.0, 5.0], [True, False, True, False, True, False, False, False], "-1e30"),
+    # no padding at all
+    _loss_case(4, 1.5, [1.25, 4.0, 0.3, 60.0], [True] * 4, "nan"),
+    _loss_case(4, -0.75, [8.0], [False, False, True, False], "1e30"),
+    _loss_case(4, 3.0, [0.6, 2.5, 20.0], [True, True, True, False], "zeros"),
+    _loss_case(4, 0.25, [15.0, 0.05], [False, True, False, True], "inf"),
+)
+
+
+def _with_loss_examples(check):
+    for case in reversed(_LOSS_EXAMPLES):  # example() decorators run top to bottom
+        check = example(case=case)(check)
+    return check
+
+
+def _reference_loss(t: float, real: np.ndarray) -> tuple[float, float, float, float]:
+    """The unpadded loss and its derivative in t, in float64, with the magnitudes their float32
+    rounding scales with: (value, value magnitude, slope, slope magnitude)."""
+    logs = np.log(real.astype(np.float64))
+    t = float(np.float32(t))
+    value = float(np.mean((logs - t) ** 2))
+    slope = float(-2.0 * np.mean(logs - t))
+    size = float(np.mean((np.abs(logs) + abs(t)) ** 2))
+    return value, size, slope, float(2.0 * np.mean(np.abs(logs) + abs(t)))
+
+
+def _padding_words(mask: np.ndarray, kind: str) -> str:
+    padded = int((~mask).sum())
+    if padded == 0:
+        return "no row is padded"
+    return f"{padded} of {mask.size} rows are padded and hold {kind}"
+
+
+def _slopes(submission, case):
+    """Call ``loss_and_slope`` compiled and op by op on one case: the call's text, the mask, the
+    garbage kind, the reference and the results as ``[(value, slope, how)]``."""
+    _, t, values, mask, kind = case
+    mask = np.asarray(mask, bool)
+    real = np.asarray(values, np.float32)[mask]
+    padded = np.where(mask, np.asarray(values, np.float32), np.float32(_GARBAGE_KINDS[kind]))
+    args = (jax.device_put(np.float32(t)), jax.device_put(padded), jax.device_put(mask))
+    text = render.call("loss_and_slope", args)
+    results = []
+    compiled = submission.call("loss_and_slope", *args)
+    eager = op_by_op(submission.call, "loss_and_slope", *args)
+    for got, how in ((compiled, ""), (eager, " run op by op")):
+        if got is None:
+            continue
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise PropertyFailure(
+                f"`loss_and_slope` returned {render.kind(got)}, not the pair (loss, gradient) that "
+                "`jax.value_and_grad(masked_loss)` returns; leave the line under `masked_loss` as it is.",
+                example=text,
+            )
+        results.append((scalar(got[0], text), scalar(got[1], text), how))
+    return text, mask, kind, _reference_loss(t, real), results
+
+
+def _search_losses(submission, judge) -> None:
+    """Run ``judge(text, mask, kind, reference, results, previous)`` on the explicit cases and a
+    search over ``_loss_cases``; ``previous`` is the reference of the last case at the same size.
+
+    Both gradient properties search through this one function, so hypothesis draws them the same
+    cases, and each case's calls are made once per grade cell (``submission.memo``), then judged
+    by each property: the value property and the gradient property cost one search together."""
+    seen = submission.memo.setdefault("padded_masking loss calls", {})
+    previous: dict = {}
+
+    @VALUES
+    @given(case=_loss_cases())
+    @_with_loss_examples
+    def check(case):
+        key = repr(case)
+        if key not in seen:
+            seen[key] = _slopes(submission, case)
+        text, mask, kind, reference, results = seen[key]
+        before, previous[case[0]] = previous.get(case[0]), reference
+        judge(text, mask, kind, reference, results, before)
+
+    check()
+
+
+def _baked(got: float, previous, index: int) -> str:
+    if previous is None or not math.isfinite(got):
+        return ""
+    return BAKED if close(got, previous[index], previous[index + 1]) else ""
+
+
+@prop(
+    group="gradient",
+    points=1,
+    title="`masked_loss` equals the mean of (log(v) - t)**2 over the real rows, whatever the padded rows hold",
+    hint="The mean is over the real rows only: divide by how many rows the mask marks, not by the padded size, "
+    "and keep every padded row's term out of the sum, whatever that row holds.",
+)
+def test_loss_value_matches(submission):
+    """Input classes the notebook promises (the calls of `loss_and_slope`):
+
+    - nan padding: ``bool(np.all(np.isnan(np.asarray(values)[~np.asarray(mask)]))) and not np.all(mask)``
+    - inf padding: ``bool(np.all(np.asarray(values)[~np.asarray(mask)] == np.inf)) and not np.all(mask)``
+    - -inf padding: ``bool(np.all(np.asarray(values)[~np.asarray(mask)] == -np.inf)) and not np.all(mask)``
+    - huge padding: ``bool(np.all(np.asarray(values)[~np.asarray(mask)] == np.float32(1e30))) and not np.all(mask)``
+    - huge negative padding: ``bool(np.all(np.asarray(values)[~np.asarray(mask)] == np.float32(-1e30))) and not np.all(mask)``
+    - zero padding: ``bool(np.all(np.asarray(values)[~np.asarray(mask)] == 0.0)) and not np.all(mask)``
+    - no padding: ``bool(np.all(mask))``
+    - all but one row padded: ``int(np.sum(mask)) == 1``
+    - real rows not a prefix: ``bool(np.any(np.diff(np.asarray(mask).astype(int)) == 1))``
+    - t negative: ``float(t) < 0``
+    - two sizes: ``np.shape(values) == (4,)``
+    """
+    def judge(text, mask, kind, reference, results, previous):
+        expected, magnitude = reference[0], reference[1]
+        for value, _, how in results:
+            if close(value, expected, magnitude):
+                continue
+            problem = f"`loss_and_slope`{how} returns the wrong loss when {_padding_words(mask, kind)}."
+            marked, size = int(mask.sum()), mask.size
+            if math.isfinite(value) and marked < size and close(value * size / marked, expected, magnitude):
+                problem += (f" It is the mean over all {size} rows, as if the {size - marked} padded rows were "
+                            f"real rows with a zero term: the mean is over the {marked} real rows.")
+            elif not math.isfinite(value) and not np.all(mask):
+                problem += f" The {kind} in the padded rows reached the loss."
+            problem += _baked(value, previous, 0)
+            raise PropertyFailure(problem, example=text, got=repr(value), expected=repr(expected))
+
+    _search_losses(submission, judge)
+
+
+@prop(
+    group="gradient",
+    points=1,
+    title="the gradient of `masked_loss` in `t` equals the unpadded loss's, whatever the padded rows hold",
+    hint="`jnp.where` chooses values, not derivatives: differentiating it still multiplies a zero by the "
+    "derivative computed at every padded row, and 0 * nan and 0 * inf are nan. Whatever you compute from "
+    "`t` at a padded row must have a finite derivative there, whatever the row held.",
+)
+def test_gradient_survives_padding(submission):
+    """Input classes the notebook promises (the calls of `loss_and_slope`):
+
+    - nan padding: ``bool(np.all(np.isnan(np.asarray(values)[~np.asarray(mask)]))) and not np.all(mask)``
+    - inf padding: ``bool(np.all(np.asarray(values)[~np.asarray(mask)] == np.inf)) and not np.all(mask)``
+    - -inf padding: ``bool(np.all(np.asarray(values)[~np.asarray(mask)] == -np.inf)) and not np.all(mask)``
+    - huge padding: ``bool(np.all(np.asarray(values)[~np.asarray(mask)] == np.float32(1e30))) and not np.all(mask)``
+    - huge negative padding: ``bool(np.all(np.asarray(values)[~np.asarray(mask)] == np.float32(-1e30))) and not np.all(mask)``
+    - zero padding: ``bool(np.all(np.asarray(values)[~np.asarray(mask)] == 0.0)) and not np.all(mask)``
+    - no padding: ``bool(np.all(mask))``
+    - all but one row padded: ``int(np.sum(mask)) == 1``
+    - real rows not a prefix: ``bool(np.any(np.diff(np.asarray(mask).astype(int)) == 1))``
+    - t negative: ``float(t) < 0``
+    - two sizes: ``np.shape(values) == (4,)``
+    """
+    def judge(text, mask, kind, reference, results, previous):
+        expected, magnitude = reference[2], reference[3]
+        for value, slope, how in results:
+            if close(slope, expected, magnitude):
+                continue
+            value_right = close(value, reference[0], reference[1])
+            if not math.isfinite(slope) and value_right:
+                problem = (
+                    f"`loss_and_slope`{how} returns the right loss but a gradient of {slope!r} in `t` when "
+                    f"{_padding_words(mask, kind)}: the {kind} stayed out of the value, not out of the gradient."
+                )
+            else:
+                problem = f"`loss_and_slope`{how} returns the wrong gradient in `t` when {_padding_words(mask, kind)}."
+                if slope == 0.0:
+                    problem += " A gradient of exactly 0 means `t` does not reach the loss through the real rows."
+                if not value_right:
+                    problem += " The loss itself is wrong there too."
+            problem += _baked(slope, previous, 2)
+            raise PropertyFailure(problem, example=text, got=repr(slope), expected=repr(expected))
+
+    _search_losses(submission, judge)

@@ -3,7 +3,7 @@ import jax
 import jax.numpy as jnp
 
 FAILS = set()
-SCORE = 6
+SCORE = 8
 
 
 def pad_batch(values, size):
@@ -17,3 +17,15 @@ def pad_batch(values, size):
 
 
 masked_score = jax.jit(lambda values, mask: jnp.sum(jnp.where(mask, (values + 1.0) ** 2, 0.0)))
+
+# Part C: the reference.
+import jax as _jax_for_gradient
+
+
+def masked_loss(t, values, mask):
+    safe = _jax_for_gradient.numpy.where(mask, values, 1.0)
+    per_row = (_jax_for_gradient.numpy.log(safe) - t) ** 2
+    return _jax_for_gradient.numpy.sum(_jax_for_gradient.numpy.where(mask, per_row, 0.0)) / _jax_for_gradient.numpy.sum(mask)
+
+
+loss_and_slope = _jax_for_gradient.jit(_jax_for_gradient.value_and_grad(masked_loss))

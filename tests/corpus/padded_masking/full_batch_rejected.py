@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 FAILS = {"pad_batch_layout"}
-SCORE = 5
+SCORE = 7
 MESSAGE = r"`pad_batch` raised ValueError: too many values\n\s+Example:\s+pad_batch\(float32\[8\] .*, 8\)"
 
 
@@ -21,3 +21,15 @@ def pad_batch(values, size):
 
 
 masked_score = jax.jit(lambda values, mask: jnp.sum(jnp.where(mask, (values + 1.0) ** 2, 0.0)))
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_gradient
+
+
+def masked_loss(t, values, mask):
+    safe = _jax_for_gradient.numpy.where(mask, values, 1.0)
+    per_row = (_jax_for_gradient.numpy.log(safe) - t) ** 2
+    return _jax_for_gradient.numpy.sum(_jax_for_gradient.numpy.where(mask, per_row, 0.0)) / _jax_for_gradient.numpy.sum(mask)
+
+
+loss_and_slope = _jax_for_gradient.jit(_jax_for_gradient.value_and_grad(masked_loss))

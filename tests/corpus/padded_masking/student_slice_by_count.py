@@ -4,7 +4,7 @@ masked_score raises a ConcretizationTypeError on every call.
 """
 
 
-TEACHER = {'test_padding': 2, 'test_objective': 0, 'test_traces': 0}
+TEACHER = {'test_padding': 2, 'test_objective': 0, 'test_traces': 0, 'test_gradient': 2}
 
 
 WHY = {
@@ -14,7 +14,7 @@ WHY = {
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {"garbage_in_padding_ignored", "lengths_share_one_trace", "objective_preserved"}
-SCORE = 2
+SCORE = 4
 
 
 # %% cell 1 [imports] (provided, read-only)
@@ -135,3 +135,15 @@ try:
     print("unpadded objective:", float(np.sum((five_rows + 1.0) ** 2)))
 except Exception as err:  # the notebook cell raises here; the notebook keeps going
     print(f"this cell raised {type(err).__name__}: {err}")
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_for_gradient
+
+
+def masked_loss(t, values, mask):
+    safe = _jax_for_gradient.numpy.where(mask, values, 1.0)
+    per_row = (_jax_for_gradient.numpy.log(safe) - t) ** 2
+    return _jax_for_gradient.numpy.sum(_jax_for_gradient.numpy.where(mask, per_row, 0.0)) / _jax_for_gradient.numpy.sum(mask)
+
+
+loss_and_slope = _jax_for_gradient.jit(_jax_for_gradient.value_and_grad(masked_loss))
