@@ -8,8 +8,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.kit import (
-    CallRaised, PropertyFailure, SignatureAudit, TraceLog, VALUES, close, first_failure, float32_values, prop, render,
-    scalar, signature_of,
+    BAKED, CallRaised, PropertyFailure, SignatureAudit, TraceLog, VALUES, close, first_failure, float32_values,
+    Retraced, other_values, prop, render, scalar, signature_of, vectors,
 )
 
 MODES = ("sum", "mean", "max")
@@ -231,4 +231,214 @@ def test_traces_bounded_by_signatures(submission):
             audit.call(_signature(array, mode), array, mode=mode)
 
     first_failure(st.lists(st.tuples(float32_values(), st.sampled_from(MODES)), min_size=1, max_size=5), check)
+    audit.finish()
+
+
+# ---------------------------------------------------------------- Part C: sort the arguments yourself
+#
+# `normalise(x, mode, n_iter, eps, clip_at)` is provided; the student writes `normalise_jitted`, a
+# compiled version with the same values, deciding which arguments are static. `mode` picks a
+# reduction and `n_iter` counts a Python loop (static, or `n_iter` dynamic through `lax.fori_loop`);
+# `eps` is added to a denominator and `clip_at` is compared with the data, so both are runtime data.
+
+_NORM_MODES = ("l2", "max")
+_LESSON_X = np.array([3.0, -1.0, 4.0, 1.0, -5.0], np.float32)
+
+
+def _normalise_reference(x, mode, n_iter, eps, clip_at) -> np.ndarray:
+    """`normalise` in float64 NumPy."""
+    y = np.asarray(x, np.float64)
+    for _ in range(int(n_iter)):
+        y = 0.5 * (y + np.roll(y, 1))
+    size = np.sqrt(np.sum(y * y)) if mode == "l2" else np.max(np.abs(y))
+    y = y / (size + float(eps))
+    peak = np.max(np.abs(y))
+    if peak > float(clip_at):
+        y = y * (float(clip_at) / peak)
+    return y
+
+
+def _vector_result(got, text: str, length: int) -> np.ndarray:
+    """The vector a call returned, or a sentence saying what came back instead."""
+    if not hasattr(got, "shape") or tuple(np.shape(got)) != (length,):
+        raise PropertyFailure(
+            "`normalise_jitted` should return an array of the same shape as `x`, as `normalise` does.",
+            example=text, got=render.kind(got), expected=f"an array of shape ({length},)",
+        )
+    return np.asarray(got, np.float64)
+
+
+def _same(got, expected) -> bool:
+    return bool(np.allclose(got, expected, rtol=1e-4, atol=1e-5))
+
+
+def _short(array) -> str:
+    return np.array2string(np.asarray(array, np.float64), precision=4, separator=", ")
+
+
+@prop(
+    group="sorting",
+    points=1,
+    title="`normalise_jitted` gives the values `normalise` gives, for every mode, loop count, `eps` and `clip_at`",
+    hint="Compile the same computation: the reduction `mode` names, `n_iter` smoothing steps, the division by "
+    "size plus `eps`, then the scale-down when the largest magnitude exceeds `clip_at`. The test `peak > "
+    "clip_at` compares data, so under jit it must become part of the program (`jnp.where` or `lax.cond` "
+    "choosing between the scaled and the unscaled array), not a Python `if`.",
+)
+def test_sorted_values_match(submission):
+    """Each example is called twice at the same shapes, every number changed the second time.
+
+    Input classes the notebook promises (the calls of `normalise_jitted`):
+
+    - mode "l2": ``mode == "l2"``
+    - mode "max": ``mode == "max"``
+    - no smoothing step: ``n_iter == 0``
+    - several smoothing steps: ``n_iter >= 2``
+    - eps and clip_at Python floats: ``isinstance(eps, float) and isinstance(clip_at, float)``
+    - a small clip_at: ``float(clip_at) <= 0.25``
+    """
+    submission.function("normalise_jitted")
+
+    @VALUES
+    @given(
+        x=vectors(5, bound=10.0),
+        mode=st.sampled_from(_NORM_MODES),
+        n_iter=st.integers(0, 3),
+        eps=st.floats(0.05, 0.9),
+        clip_at=st.floats(0.1, 0.9),
+    )
+    @example(x=_LESSON_X, mode="max", n_iter=2, eps=0.5, clip_at=0.6)  # the notebook's own call
+    @example(x=_LESSON_X, mode="l2", n_iter=0, eps=0.1, clip_at=0.2)
+    @example(x=-_LESSON_X, mode="l2", n_iter=3, eps=0.25, clip_at=0.9)
+    @example(x=np.array([-2.0, -6.0, -1.0, -3.0, -0.5], np.float32), mode="max", n_iter=1, eps=0.05, clip_at=0.25)
+    def check(x, mode, n_iter, eps, clip_at):
+        first = (jax.device_put(x), mode, n_iter, float(eps), float(clip_at))
+        x2, eps2, clip2 = other_values((x, float(eps), float(clip_at)), offset=1.0)
+        second = (jax.device_put(x2), mode, n_iter, float(eps2), float(clip2))
+        for args in (first, second):
+            text = render.call("normalise_jitted", args)
+            got = _vector_result(submission.call("normalise_jitted", *args), text, len(x))
+            expected = _normalise_reference(np.asarray(args[0]), *args[1:])
+            earlier = seen.setdefault((mode, n_iter), args)  # the first call at this program's signature
+            if not _same(got, expected):
+                raise PropertyFailure(
+                    "`normalise_jitted` does not give the values `normalise` gives."
+                    + (BAKED if _as_if_baked(got, args, earlier) else ""),
+                    example=text + (", after the same call with other numbers" if args is second else ""),
+                    got=_short(got), expected=_short(expected),
+                )
+
+    seen = {}
+    check()
+
+
+def _as_if_baked(got, args, earlier) -> bool:
+    """Whether ``got`` is what the call gives with one of its numbers (x, eps or clip_at) replaced by
+    the one of the first call at the same signature: a value read while tracing and kept."""
+    if earlier is args:
+        return False
+    for position in (0, 3, 4):
+        mixed = list(args)
+        mixed[position] = earlier[position]
+        if _same(got, _normalise_reference(np.asarray(mixed[0]), *mixed[1:])):
+            return True
+    return False
+
+
+_SORTING_FIX = ("Keep `eps` and `clip_at` dynamic: they are numbers the computation uses, and a new value of a "
+                "runtime argument reuses the program.")
+
+
+class _Audit(SignatureAudit):
+    """A SignatureAudit that keeps the last call that raised, to say which call it was."""
+
+    last_error = None
+
+    def skip(self, failure):
+        self.last_error = failure
+        super().skip(failure)
+
+
+def _sorting_signature(x, mode, n_iter, eps, clip_at) -> str:
+    numbers = "Python floats" if isinstance(eps, float) else "0-d float32 arrays"
+    return f"{signature_of(x)}, mode={mode!r}, n_iter={n_iter}, eps and clip_at {numbers}"
+
+
+@prop(
+    group="sorting",
+    points=1,
+    title="only `mode` and the loop count choose the program: new `eps` or `clip_at` values, Python floats or 0-d "
+    "arrays, never trace again",
+    hint="Sort each argument by what a new value does: one that picks which operations run (the reduction "
+    "`mode`, the count of a Python loop) is static, one the computation only uses as a number (`eps`, "
+    "`clip_at`) stays dynamic, so changing it reuses the compiled program and a 0-d array is accepted (a "
+    "static argument must be hashable, and an array is not). `mode` must be static: each mode is a program of "
+    "its own.",
+)
+def test_only_program_choices_static(submission):
+    """One argument changes per call, as in a call ledger.
+
+    Input classes the notebook promises (the calls of `normalise_jitted`):
+
+    - eps and clip_at Python floats: ``isinstance(eps, float) and isinstance(clip_at, float)``
+    - eps and clip_at 0-d float32 arrays: ``np.ndim(eps) == 0 and hasattr(eps, "dtype") and hasattr(clip_at, "dtype")``
+    - mode "max": ``mode == "max"``
+    - no smoothing step: ``n_iter == 0``
+    """
+    submission.function("normalise_jitted")
+    audit = _Audit(submission, "normalise_jitted", _SORTING_FIX).cold_start()
+    x = jax.device_put(np.linspace(-3.0, 4.0, 11, dtype=np.float32))  # a length no other check uses
+    x_other = jax.device_put(other_values(np.asarray(x), offset=1.0))
+
+    def call(args, what):
+        try:
+            result = audit.call(_sorting_signature(*args), *args)
+        except Retraced as retraced:
+            raise PropertyFailure(f"{retraced.problem} In that call {what}.", example=retraced.example,
+                                  got=retraced.got, expected=retraced.expected) from None
+        if result is None and audit.last_error is not None:
+            raise PropertyFailure(
+                f"A call failed when {what}. {audit.last_error.problem}",
+                example=render.call("normalise_jitted", args),
+                got=f"{audit.last_error.error_name}", expected="the normalised array",
+            )
+
+    start = (x, "l2", 2, 0.1, 0.5)
+    audit.require_a_trace(_sorting_signature(*start), *start)
+    call(start, "first called")
+    call((x_other, "l2", 2, 0.1, 0.5), "only the values of `x` changed")
+    call((x, "l2", 2, 0.3, 0.5), "only `eps` changed")
+    call((x, "l2", 2, 0.3, 0.25), "only `clip_at` changed")
+
+    new_mode = (x, "max", 2, 0.1, 0.5)
+    try:
+        with TraceLog() as log:
+            submission.call("normalise_jitted", *new_mode)
+    except CallRaised as failure:
+        raise PropertyFailure(f"A call failed when only `mode` changed. {failure.problem}",
+                              example=render.call("normalise_jitted", new_mode), got=failure.error_name,
+                              expected="the normalised array") from None
+    if not log.count:
+        raise PropertyFailure(
+            "`normalise_jitted` did not trace for a mode it had never met, at a shape it had: one program serves "
+            "every mode, so the mode reached the program as runtime data. `mode` picks which reduction is built: "
+            "declare it static, so that each mode is a program of its own.",
+            example=render.call("normalise_jitted", new_mode), got="0 traces", expected="1 trace",
+        )
+    call(new_mode, "only `mode` changed")
+    call((x, "max", 2, 0.6, 0.5), "only `eps` changed, in mode 'max'")
+    call((x, "max", 2, 0.6, 0.15), "only `clip_at` changed, in mode 'max'")
+    for n_iter in (3, 0):
+        call((x, "l2", n_iter, 0.1, 0.5), f"only `n_iter` changed (to {n_iter})")
+        call((x, "l2", n_iter, 0.45, 0.2), f"only `eps` and `clip_at` changed, at n_iter={n_iter}")
+    call((x_other, "l2", 2, 0.7, 0.9), "the first mode and loop count came back with new numbers")
+
+    call((x, "l2", 2, jax.device_put(np.float32(0.1)), jax.device_put(np.float32(0.5))),
+         "`eps` and `clip_at` were 0-d float32 arrays")
+    call((x, "l2", 2, jax.device_put(np.float32(0.35)), jax.device_put(np.float32(0.2))),
+         "only the values of the 0-d arrays `eps` and `clip_at` changed")
+    call((x, "max", 0, jax.device_put(np.float32(0.2)), jax.device_put(np.float32(0.3))),
+         "`mode` and `n_iter` changed with 0-d arrays for `eps` and `clip_at`")
+    call((x, "max", 0, jax.device_put(np.float32(0.8)), jax.device_put(np.float32(0.1))),
+         "only the values of the 0-d arrays `eps` and `clip_at` changed, in mode 'max'")
     audit.finish()

@@ -4,7 +4,7 @@ TracerBoolConversionError, so choose(..., mode="max") never compiles; sum and me
 """
 
 
-TEACHER = {'test_modes': 2, 'test_errors': 1, 'test_traces': 1}
+TEACHER = {'test_modes': 2, 'test_errors': 1, 'test_traces': 1, 'test_sorting': 2}
 
 
 WHY = {
@@ -14,7 +14,7 @@ WHY = {
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {"max_matches_numpy"}
-SCORE = 5
+SCORE = 7
 REVIEW = 'The teacher also took a trace point; the trace properties do not count calls that raise, and the sum and mean calls show perfect reuse: the max mistake costs the max point only.'
 
 
@@ -142,3 +142,26 @@ try:
         print(f"{label:<16} shape={values.shape} dtype={values.dtype} mode={mode:<4} traces={watch.count} result={float(out)}")
 except Exception as err:  # the notebook cell raises here; the notebook keeps going
     print(f"this cell raised {type(err).__name__}: {err}")
+
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_c
+import jax.numpy as _jnp_c
+
+
+def _normalise_staged(x, mode, n_iter, eps, clip_at):
+    y = x
+    for _ in range(n_iter):
+        y = 0.5 * (y + _jnp_c.roll(y, 1))
+    if mode == "l2":
+        size = _jnp_c.sqrt(_jnp_c.sum(y * y))
+    elif mode == "max":
+        size = _jnp_c.max(_jnp_c.abs(y))
+    else:
+        raise ValueError(f"unknown mode {mode!r}")
+    y = y / (size + eps)
+    peak = _jnp_c.max(_jnp_c.abs(y))
+    return _jnp_c.where(peak > clip_at, y * (clip_at / peak), y)
+
+
+normalise_jitted = _jax_c.jit(_normalise_staged, static_argnames=("mode", "n_iter"))

@@ -12,13 +12,13 @@
 #                  0.5  = mode declared static through static_argnames, so each mode is its own program;
 #                  0.5  = never more than one trace per new (shape, dtype, mode) signature.
 
-TEACHER = {'test_modes': 3, 'test_errors': 0.5, 'test_traces': 2}
+TEACHER = {'test_modes': 3, 'test_errors': 0.5, 'test_traces': 2, 'test_sorting': 2}
 WHY = {'test_errors': "Case and whitespace variants such as 'Max' are accepted instead of raising ValueError (eagerly and through choose)."}
 
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'unknown_mode_raises'}
-SCORE = 5
+SCORE = 7
 REVIEW = 'test_errors: the teacher kept 0.5 of 1 for the parts still right; the properties do not split that finely: the submission breaks `unknown_mode_raises` (1), each is lost whole (0 left).'
 
 # %% cell 1 [imports]
@@ -157,3 +157,25 @@ for label, values, mode in sequence:
         out = choose(values, mode=mode)
     print(f"{label:<16} shape={values.shape} dtype={values.dtype} mode={mode:<4} traces={watch.count} result={float(out)}")
 
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_c
+import jax.numpy as _jnp_c
+
+
+def _normalise_staged(x, mode, n_iter, eps, clip_at):
+    y = x
+    for _ in range(n_iter):
+        y = 0.5 * (y + _jnp_c.roll(y, 1))
+    if mode == "l2":
+        size = _jnp_c.sqrt(_jnp_c.sum(y * y))
+    elif mode == "max":
+        size = _jnp_c.max(_jnp_c.abs(y))
+    else:
+        raise ValueError(f"unknown mode {mode!r}")
+    y = y / (size + eps)
+    peak = _jnp_c.max(_jnp_c.abs(y))
+    return _jnp_c.where(peak > clip_at, y * (clip_at / peak), y)
+
+
+normalise_jitted = _jax_c.jit(_normalise_staged, static_argnames=("mode", "n_iter"))

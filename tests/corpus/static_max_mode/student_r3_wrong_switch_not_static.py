@@ -12,13 +12,13 @@
 #                  0.5  = mode declared static through static_argnames, so each mode is its own program;
 #                  0.5  = never more than one trace per new (shape, dtype, mode) signature.
 
-TEACHER = {'test_modes': 3, 'test_errors': 1, 'test_traces': 1.5}
+TEACHER = {'test_modes': 3, 'test_errors': 1, 'test_traces': 1.5, 'test_sorting': 2}
 WHY = {'test_traces': 'mode is not declared static (it becomes a traced index for lax.switch), so modes do not get programs of their own as Part B requires.'}
 
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'traces_bounded_by_signatures'}
-SCORE = 5
+SCORE = 7
 REVIEW = 'test_traces: the teacher kept 1.5 of 2 for the parts still right; the properties do not split that finely: the submission breaks `traces_bounded_by_signatures` (1), each is lost whole (1 left).'
 
 # %% cell 1 [imports]
@@ -169,3 +169,25 @@ for label, values, mode in sequence:
         out = choose(values, mode=mode)
     print(f"{label:<16} shape={values.shape} dtype={values.dtype} mode={mode:<4} traces={watch.count} result={float(out)}")
 
+
+# Part C, answered correctly (this file is about another part).
+import jax as _jax_c
+import jax.numpy as _jnp_c
+
+
+def _normalise_staged(x, mode, n_iter, eps, clip_at):
+    y = x
+    for _ in range(n_iter):
+        y = 0.5 * (y + _jnp_c.roll(y, 1))
+    if mode == "l2":
+        size = _jnp_c.sqrt(_jnp_c.sum(y * y))
+    elif mode == "max":
+        size = _jnp_c.max(_jnp_c.abs(y))
+    else:
+        raise ValueError(f"unknown mode {mode!r}")
+    y = y / (size + eps)
+    peak = _jnp_c.max(_jnp_c.abs(y))
+    return _jnp_c.where(peak > clip_at, y * (clip_at / peak), y)
+
+
+normalise_jitted = _jax_c.jit(_normalise_staged, static_argnames=("mode", "n_iter"))
