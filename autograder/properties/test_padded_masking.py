@@ -574,8 +574,9 @@ def test_loss_value_matches(submission):
             if math.isfinite(value) and marked < size and close(value * size / marked, expected, magnitude):
                 problem += (f" It is the mean over all {size} rows, as if the {size - marked} padded rows were "
                             f"real rows with a zero term: the mean is over the {marked} real rows.")
-            elif not math.isfinite(value) and not np.all(mask):
-                problem += f" The {kind} in the padded rows reached the loss."
+            elif not math.isfinite(value):
+                problem += (f" Every real row holds a positive number, so a loss of {value!r} comes from a row the "
+                            "mask leaves out (or from values this call did not pass).")
             problem += _baked(value, previous, 0)
             raise PropertyFailure(problem, example=text, got=repr(value), expected=repr(expected))
 
