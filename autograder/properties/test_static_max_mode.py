@@ -394,28 +394,28 @@ def test_only_program_choices_static(submission):
         try:
             result = audit.call(_sorting_signature(*args), *args)
         except Retraced as retraced:
-            raise PropertyFailure(f"{retraced.problem} In that call {what}.", example=retraced.example,
+            raise PropertyFailure(f"{retraced.problem} The repeated call was {what}.", example=retraced.example,
                                   got=retraced.got, expected=retraced.expected) from None
         if result is None and audit.last_error is not None:
             raise PropertyFailure(
-                f"A call failed when {what}. {audit.last_error.problem}",
+                f"`normalise_jitted` failed on {what}. {audit.last_error.problem}",
                 example=render.call("normalise_jitted", args),
                 got=f"{audit.last_error.error_name}", expected="the normalised array",
             )
 
     start = (x, "l2", 2, 0.1, 0.5)
     audit.require_a_trace(_sorting_signature(*start), *start)
-    call(start, "first called")
-    call((x_other, "l2", 2, 0.1, 0.5), "only the values of `x` changed")
-    call((x, "l2", 2, 0.3, 0.5), "only `eps` changed")
-    call((x, "l2", 2, 0.3, 0.25), "only `clip_at` changed")
+    call(start, "the first call (made a second time)")
+    call((x_other, "l2", 2, 0.1, 0.5), "a call that changed only the values of `x`")
+    call((x, "l2", 2, 0.3, 0.5), "a call that changed only `eps`")
+    call((x, "l2", 2, 0.3, 0.25), "a call that changed only `clip_at`")
 
     new_mode = (x, "max", 2, 0.1, 0.5)
     try:
         with TraceLog() as log:
             submission.call("normalise_jitted", *new_mode)
     except CallRaised as failure:
-        raise PropertyFailure(f"A call failed when only `mode` changed. {failure.problem}",
+        raise PropertyFailure(f"`normalise_jitted` failed on a call that changed only `mode`. {failure.problem}",
                               example=render.call("normalise_jitted", new_mode), got=failure.error_name,
                               expected="the normalised array") from None
     if not log.count:
@@ -425,20 +425,20 @@ def test_only_program_choices_static(submission):
             "declare it static, so that each mode is a program of its own.",
             example=render.call("normalise_jitted", new_mode), got="0 traces", expected="1 trace",
         )
-    call(new_mode, "only `mode` changed")
-    call((x, "max", 2, 0.6, 0.5), "only `eps` changed, in mode 'max'")
-    call((x, "max", 2, 0.6, 0.15), "only `clip_at` changed, in mode 'max'")
+    call(new_mode, "a call that changed only `mode`")
+    call((x, "max", 2, 0.6, 0.5), "a call that changed only `eps`, in mode 'max'")
+    call((x, "max", 2, 0.6, 0.15), "a call that changed only `clip_at`, in mode 'max'")
     for n_iter in (3, 0):
-        call((x, "l2", n_iter, 0.1, 0.5), f"only `n_iter` changed (to {n_iter})")
-        call((x, "l2", n_iter, 0.45, 0.2), f"only `eps` and `clip_at` changed, at n_iter={n_iter}")
-    call((x_other, "l2", 2, 0.7, 0.9), "the first mode and loop count came back with new numbers")
+        call((x, "l2", n_iter, 0.1, 0.5), f"a call that changed only `n_iter` (to {n_iter})")
+        call((x, "l2", n_iter, 0.45, 0.2), f"a call that changed only `eps` and `clip_at`, at n_iter={n_iter}")
+    call((x_other, "l2", 2, 0.7, 0.9), "a call back at the first mode and loop count, with new numbers")
 
     call((x, "l2", 2, jax.device_put(np.float32(0.1)), jax.device_put(np.float32(0.5))),
-         "`eps` and `clip_at` were 0-d float32 arrays")
+         "a call with `eps` and `clip_at` as 0-d float32 arrays")
     call((x, "l2", 2, jax.device_put(np.float32(0.35)), jax.device_put(np.float32(0.2))),
-         "only the values of the 0-d arrays `eps` and `clip_at` changed")
+         "a call that changed only the values of the 0-d arrays `eps` and `clip_at`")
     call((x, "max", 0, jax.device_put(np.float32(0.2)), jax.device_put(np.float32(0.3))),
-         "`mode` and `n_iter` changed with 0-d arrays for `eps` and `clip_at`")
+         "a call that changed `mode` and `n_iter`, with 0-d arrays for `eps` and `clip_at`")
     call((x, "max", 0, jax.device_put(np.float32(0.8)), jax.device_put(np.float32(0.1))),
-         "only the values of the 0-d arrays `eps` and `clip_at` changed, in mode 'max'")
+         "a call that changed only the values of the 0-d arrays, in mode 'max'")
     audit.finish()

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 FAILS = {"only_program_choices_static"}
 SCORE = 7
-MESSAGE = r'only `clip_at` changed'
+MESSAGE = r'changed only `clip_at`'
 
 
 def choose_reduction(values, mode):
