@@ -168,6 +168,12 @@ def _is_nan(text) -> bool:
 
 PROBES: dict[str, dict[str, str]] = {
     "host_sync": {
+        "log_again": "result = [compile_log(loop_one), compile_log(loop_three)]",
+        "lower_logs": """
+_lowered = jax.jit(lambda v, r: v * r)
+_lowered.trace(jnp.ones(5), 2.0)
+result = [m.split(" ")[0] + " " + m.split(" ")[1] for m in compile_log(lambda: _lowered.lower(jnp.ones(5), 2.0))]
+""",
         "rewrap": """
 _n = {"count": 0}
 def _long_lived(v):
@@ -320,6 +326,76 @@ result = [float(jax.grad(lambda t: jnp.sum(jnp.where(keep, t + rows, 0.0)))(1.0)
     },
     "loops": {
         "count10": "result = count_equations(lambda v: unrolled(v, 3), x)",
+        "summarize_format": """
+def _col0(v):
+    return (
+jnp.sin(v))
+
+
+@jax.jit
+def _helper(v):
+    return jnp.cos(v)
+
+
+def _calls(v):
+    return _helper(v)
+
+
+_held = jax.make_jaxpr(_calls)(x).jaxpr.eqns[0]
+result = [source_info_util.summarize(jax.make_jaxpr(_col0)(x).jaxpr.eqns[0].source_info), _col0.__code__.co_firstlineno,
+          source_info_util.summarize(_held.source_info), _calls.__code__.co_firstlineno,
+          source_info_util.summarize(_held.params["jaxpr"].jaxpr.eqns[0].source_info)]
+""",
+        "bookkeeping": """
+def _walk_summaries(jaxpr):
+    for _eqn in jaxpr.eqns:
+        yield _eqn.primitive.name, source_info_util.summarize(_eqn.source_info)
+        for _value in _eqn.params.values():
+            for _sub in _value if isinstance(_value, (tuple, list)) else (_value,):
+                if isinstance(_sub, ClosedJaxpr):
+                    yield from _walk_summaries(_sub.jaxpr)
+
+
+result = list(_walk_summaries(jax.make_jaxpr(lambda v: lax.fori_loop(0, 10, lambda i, w: jnp.sin(w), v))(x).jaxpr))
+""",
+        "dump_agrees": """
+import base64 as _base64
+import inspect as _inspect
+import shutil as _shutil
+
+from autograder.kit import programs as _programs
+
+result = []
+for _blocks in ((("loop", 20, 1), ("loop", 5, 6)), (("fori", 1000, 3), ("loop", 3, 2)),
+                (("loop", 3, 2), ("helper", 8, 2)), (("fori", 500, 1), ("loop", 5, 1), ("loop", 2, 4)),
+                (("helperloop", 100, 8), ("loop", 2, 3), ("scan", 30, 2), ("helper", 3, 1)),
+                (("loop", 3, 2), ("softmax",))):
+    _fn = _programs.listing(_blocks)
+    _held = []
+
+    def _hold(jaxpr):
+        for _eqn in jaxpr.eqns:
+            for _value in _eqn.params.values():
+                for _sub in _value if isinstance(_value, (tuple, list)) else (_value,):
+                    if isinstance(_sub, ClosedJaxpr):
+                        _held.append(id(_sub.jaxpr))
+                        _hold(_sub.jaxpr)
+
+    _hold(jax.make_jaxpr(_fn)(x).jaxpr)
+    _dir = tempfile.mkdtemp()
+    _saved = {n: jax.config.values[n] for n in ("jax_dump_ir_to", "jax_dump_ir_modes")}
+    jax.config.update("jax_dump_ir_to", _dir)
+    jax.config.update("jax_dump_ir_modes", "eqn_count_pprof")
+    try:
+        jax.jit(_fn)(jnp.linspace(-1.0, 1.0, 11))
+    finally:
+        for _n, _v in _saved.items():
+            jax.config.update(_n, _v)
+    _dumps = [n for n in sorted(os.listdir(_dir)) if n.endswith("_fn.eqn_count_pprof")]
+    result.append([[_base64.b64encode(open(os.path.join(_dir, n), "rb").read()).decode() for n in _dumps],
+                   heaviest_line(_fn, x), "def fn(x):" in _inspect.getsource(_fn), len(_held) == len(set(_held))])
+    _shutil.rmtree(_dir)
+""",
         "grad": """
 try:
     jax.grad(lambda v: jnp.sum(rolled(v, 3)))(x)
@@ -698,6 +774,20 @@ except TypeError as e:
 def _host_sync_claims():
     a = "host_sync"
 
+    def three_logs(run):
+        out = run.output('for name, loop in (("loop_one", loop_one)')
+        logs = dict(part.split("\n", 1) for part in out.split("--- ")[1:])
+        _eq(logs["loop_one"], "")
+        two = logs["loop_two"].splitlines()
+        _eq(sum(ln.startswith("Finished tracing") for ln in two), 3)
+        _eq(sum(ln.startswith("Finished XLA compilation") for ln in two), 3)
+        three = logs["loop_three"].splitlines()
+        _eq(sum(ln.startswith("Finished tracing") for ln in three), 0)
+        _eq([ln.split(" ")[0] for ln in three if ln.startswith(("Compiling", "Finished XLA"))], ["Compiling", "Finished"])
+
+    def again(run):
+        _eq(run.probe("log_again"), [[], []])
+
     def reads(run):
         assert run.line("every = CountingRead()", "reads:") == "reads: 6 vs 1 | traces during both loops: 0"
         assert run.line("every = CountingRead()", "same numbers:") == "same numbers: True"
@@ -740,6 +830,11 @@ def _host_sync_claims():
         _eq((blocks["new scale, cached"], blocks["a host read"]), ([], []))
 
     return [
+        Claim(a, "the loop makes JAX **trace** again (a new signature, a new static value or a new function every step), it makes XLA **compile** again without tracing (the program was traced before, but not compiled for what the loop now passes), or it does neither and **waits** (the steps reuse their program, and the time goes to running them and bringing results back). The compile log tells the three apart.",
+              three_logs),
+        Claim(a, "Calling `loop()` a second time would meet whatever the first run compiled, so run it once.", again),
+        Claim(a, "*Compiling* is logged when JAX lowers a program for XLA, so `.lower()` alone logs it and compiles nothing; *Finished XLA compilation* is the compile itself.",
+              lambda run: _eq(run.probe("lower_logs"), ["Compiling jit(<lambda>)", "Finished jaxpr"])),
         Claim(a, "Twelve steps ran and none traced; only the number of waits differs.", reads),
         Claim(a, "The cell below times one call from a single start twice: when the call returns (the time to dispatch) and after `block_until_ready()` (the time to the result).",
               timing),
@@ -807,11 +902,14 @@ def _padded_masking_claims():
         assert_nan(run.line("times the bool mask, eager", "times the bool mask, disable_jit:").split(":")[1])
 
     def gradient(run):
-        out = run.output("def selected_loss(t):")
-        selected, cleaned = (_fields(ln) for ln in out.splitlines())
+        (selected,) = (_fields(ln) for ln in run.output("def selected_loss(t):").splitlines())
         _eq(selected["value"], "13.0")
         assert_nan(selected["gradient"])
-        _eq((cleaned["value"], cleaned["gradient"]), ("13.0", "26.0"))
+
+    def step_follows_nan(run):
+        gradient(run)
+        slope = float(run.line("def selected_loss(t):", "selected_loss").split("gradient=")[1])
+        assert_nan(1.0 - 0.1 * slope)  # a step t - lr * gradient from t = 1.0
 
     def scores(run):
         out = run.output('print("masked score:')
@@ -836,7 +934,7 @@ def _padded_masking_claims():
         Claim(a, "for `f = t + x` the derivative in `t` is `1` whatever the row holds, and the gradient stays finite.",
               lambda run: _eq(run.probe("grad_plus"), [2.0, 2.0])),  # 1 per kept row, two kept
         Claim(a, "Below, a loss in a parameter `t` has the right value and a `nan` gradient.", gradient),
-        Claim(a, "Replacing the padded inputs with a harmless number first (a second `where`, *before* `f`) fixes the gradient.", gradient),
+        Claim(a, "A training step would follow that `nan` and ruin `t`.", step_follows_nan),
         Claim(a, "The masked score should equal the unpadded objective, `1 + 4 + 9 + 16 + 25 = 55`. The same padded batch summed without the mask comes out at 58", scores),
         Claim(a, "three values in a bucket of five should give a mask of three `True` followed by two `False`", layout),
     ]
@@ -890,7 +988,51 @@ def _loops_claims():
         _eq((dynamic, whiles >= 1), ("ValueError", True))
         _eq((scans >= 1, finite), (True, True))
 
+    def summarize_format(run):
+        col0, col0_first, held, calls_first, inner = run.probe("summarize_format")
+        _eq(col0, f"<loops probe summarize_format>:{col0_first + 2} (_col0)")  # no column at column 0
+        _eq(held, f"<loops probe summarize_format>:{calls_first + 1}:11 (_calls)")
+        assert re.fullmatch(r"<loops probe summarize_format>:\d+:11 \(_helper\)", inner), inner
+
+    def worked_lines(run):
+        out = run.output("print(outer.primitive, \"|\", source_info_util.summarize(outer.source_info))").splitlines()
+        _eq(out[0], "jit | ")
+        body = next(c["code"] for c in run.cells.values() if "def unrolled(x, steps):" in c["code"])
+        text = next(ln for ln in body.splitlines() if "x = 0.5 * x + jnp.sin(x)" in ln)
+        places = {ln.split("|")[1].strip().rsplit(" (", 1)[0].split(":", 1)[1] for ln in out[1:]}
+        line = 1 + body.splitlines().index(text)
+        _eq(places, {f"{line}:{text.index('0.5 * x')}", f"{line}:{text.index('jnp.sin(x)')}"})
+        _eq(len(out), 5)
+
+    def bookkeeping(run):
+        summaries = run.probe("bookkeeping")
+        _eq(any(prim == "add" and where == "" for prim, where in summaries), True)
+        _eq(all(where for prim, where in summaries if prim == "sin"), True)
+
+    def dump_agrees(run):
+        import base64
+
+        for dumps, answer, readable, held_once in run.probe("dump_agrees"):
+            _eq((len(dumps), readable, held_once), (1, True, True))
+            by_line = _equations_in(base64.b64decode(dumps[0]))
+            top = sorted(by_line.values())
+            assert top[-1] >= top[-2] + 2, by_line
+            _eq(max(by_line, key=by_line.get), answer)
+
     return [
+        Claim(a, "every equation carries its source in `eqn.source_info`, and `jax.extend.source_info_util.summarize` turns it into text, `\"file:line:column (function)\"` (or `\"file:line (function)\"` when the column is 0): the innermost frame outside JAX's own code, which is the line that ran the operation.",
+              summarize_format),
+        Claim(a, "For the outer `jit` equation `summarize` names no line (an empty string): `make_jaxpr` was handed `unrolled` itself, and no line of this notebook ran that equation.",
+              worked_lines),
+        Claim(a, "The equations inside it all belong to the loop's body in the read-only cell, every copy to the same line, at two columns: where `0.5 * x` and `jnp.sin(x)` begin.",
+              worked_lines),
+        Claim(a, "an equation it names no line for (an empty string: a few equations JAX adds for its own bookkeeping) belongs to no line;",
+              bookkeeping),
+        Claim(a, "The graders call it on plain (not jitted) functions of their own, written in a file of their own (so their line numbers are that file's, and `inspect.getsource(fn)` can show you one)",
+              dump_agrees),
+        Claim(a, "The result should be the line the dump would put first", dump_agrees),
+        Claim(a, "None of them holds the same sub-jaxpr twice, so whether to count a repeated one again does not arise here.",
+              dump_agrees),
         Claim(a, "Three equations per step (`mul`, `sin`, `add`): 9 at 3 steps, 90 at 30 steps.", counts),
         Claim(a, "A total such as 90 says how big the program is, not which line made it big.", dump_by_line),
         Claim(a, "JAX itself writes a file for every program it lowers for XLA, a profile that counts the program's equations by the Python line that created them.",
@@ -898,7 +1040,7 @@ def _loops_claims():
         Claim(a, "the cell below writes the dump for 30 steps without it.", dump_file),
         Claim(a, "One file, `jax_<n>_unrolled.eqn_count_pprof`, where `<n>` counts the programs this process has dumped: a gzip-compressed pprof profile whose samples count equations, each sample tied to the Python line that created them.",
               lambda run: (dump_file(run), dump_by_line(run))),
-        Claim(a, "`pprof -top` on it would list 90 equations on one line, the loop's body `x = 0.5 * x + jnp.sin(x)`: the line that made the program big.",
+        Claim(a, "`pprof -top -lines` on it would list 90 equations on one line, the loop's body `x = 0.5 * x + jnp.sin(x)`: the line that made the program big.",
               dump_by_line),
         Claim(a, "so a call that finds its program already compiled writes nothing (which is why the cell clears `unrolled`'s cache first), and an eager operation run while dumping is on writes a file of its own.",
               dump_cached_eager),
@@ -1107,6 +1249,114 @@ def _static_max_mode_claims():
         _eq(out[0], "traces: 2")
         assert out[1].startswith("~float32[] weak: True | float32[] weak: False"), out[1]
 
+    # Part C (sort the arguments yourself): checked here, in the test's process, on the notebook's own `normalise`.
+    def part_c():
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        namespace = {"jnp": jnp}
+        exec(run_part_c_source[0], namespace)
+        return jax, jnp, np, namespace["normalise"]
+
+    run_part_c_source = []
+
+    def with_normalise(check):
+        def claim(run):
+            cell = [c for c in run.cells.values() if c["code"].startswith("def normalise(x, mode, n_iter, eps, clip_at):")]
+            _eq(len(cell), 1)
+            run_part_c_source[:] = [cell[0]["code"].split("\n\n\nsignal")[0]]
+            check(run, *part_c())
+        return claim
+
+    def plain_jit_raises(run, jax, jnp, np, normalise):
+        signal = jnp.array([3.0, -1.0, 4.0, 1.0, -5.0])
+        try:
+            jax.jit(normalise)(signal, "max", 2, 0.5, 0.6)
+            got = "no error"
+        except TypeError:
+            got = "TypeError"
+        _eq([got, round(float(normalise(signal, "max", 2, 0.5, 0.6)[3]), 5)], ["TypeError", 0.6])
+
+    def count_traces(call):
+        import jax
+        names = []
+
+        def listen(event, duration, **details):
+            if event == "/jax/core/compile/jaxpr_trace_duration":
+                names.append(details.get("fun_name"))
+        jax.monitoring.register_event_duration_secs_listener(listen)
+        try:
+            call()
+        finally:
+            jax.monitoring.unregister_event_duration_listener(listen)
+        return names
+
+    def static_number_retraces(run, jax, jnp, np, normalise):
+        def staged(x, eps):
+            return x / (jnp.sum(x) + eps)
+        f = jax.jit(staged, static_argnames=("eps",))
+        x = jnp.arange(4.0)
+        f(x, 0.1)
+        _eq(count_traces(lambda: [f(x, e) for e in (0.2, 0.3, 0.4)]), ["staged"] * 3)
+        g = jax.jit(staged)
+        g(x, 0.1)
+        _eq(count_traces(lambda: [g(x, e) for e in (0.2, 0.3, 0.4)]), [])
+
+    def array_static_refused(run, jax, jnp, np, normalise):
+        f = jax.jit(lambda x, eps: x + eps, static_argnums=(1,))
+        eps = jnp.float32(0.1)
+        _eq([jax.typeof(eps).shape, str(eps.dtype)], [(), "float32"])
+        try:
+            f(jnp.ones(3), eps)
+            got = "accepted"
+        except ValueError as error:
+            got = "hashable" in str(error)
+        _eq(got, True)
+
+    def if_on_tracer_raises(run, jax, jnp, np, normalise):
+        try:
+            jax.jit(normalise, static_argnames=("mode", "n_iter"))(jnp.ones(5), "max", 2, 0.5, 0.6)
+            got = "accepted"
+        except jax.errors.TracerBoolConversionError:
+            got = "TracerBoolConversionError"
+        _eq(got, "TracerBoolConversionError")
+
+    def where_and_cond(run, jax, jnp, np, normalise):
+        def with_where(x, c):
+            return jnp.where(x > c, jnp.sin(x), jnp.cos(x))
+        staged = jax.make_jaxpr(with_where)(jnp.ones(3), 0.5)
+        prims = [e.primitive.name for e in staged.jaxpr.eqns]
+        assert "sin" in prims and "cos" in prims and "select_n" in str(staged), staged
+        x = jnp.array([0.0, 1.0, 2.0])
+        np.testing.assert_allclose(np.asarray(with_where(x, 0.5)), np.where(np.asarray(x) > 0.5, np.sin(x), np.cos(x)), rtol=1e-6)
+
+        def with_cond(p, v):
+            return jax.lax.cond(p, lambda u: u * 2.0, lambda u: u - 1.0, v)
+        eqns = jax.make_jaxpr(with_cond)(True, jnp.ones(3)).jaxpr.eqns
+        conds = [e for e in eqns if e.primitive.name == "cond"]
+        _eq([len(conds), len(conds[0].params["branches"])], [1, 2])
+        jitted = jax.jit(with_cond)
+        _eq([float(jitted(True, jnp.ones(3))[0]), float(jitted(False, jnp.ones(3))[0])], [2.0, 0.0])
+
+    def loop_counts(run, jax, jnp, np, normalise):
+        def unrolled(x, n):
+            for _ in range(n):
+                x = 0.5 * (x + jnp.roll(x, 1))
+            return x
+
+        def rolled(x, n):
+            return jax.lax.fori_loop(0, n, lambda i, v: 0.5 * (v + jnp.roll(v, 1)), x)
+        x = jnp.arange(5.0)
+        sizes = [len(jax.make_jaxpr(unrolled, static_argnums=1)(x, n).jaxpr.eqns) for n in (1, 2, 3)]
+        assert sizes[0] < sizes[1] < sizes[2], sizes
+        static = jax.jit(unrolled, static_argnums=1)
+        dynamic = jax.jit(rolled)
+        _eq(len(count_traces(lambda: [static(x, n) for n in (0, 1, 2, 3)])), 4)
+        _eq(len(count_traces(lambda: [dynamic(x, n) for n in (0, 1, 2, 3)])), 1)
+        for n in (0, 1, 2, 3):
+            np.testing.assert_allclose(np.asarray(dynamic(x, n)), np.asarray(static(x, n)), rtol=1e-6)
+
     return [
         Claim(a, "The value change cost nothing; the new length cost one trace.", ledger),
         Claim(a, "A jitted function called inside a function JAX is already tracing is part of that trace and is not noted on its own.", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
@@ -1123,6 +1373,19 @@ def _static_max_mode_claims():
         Claim(a, "You should see `-7.0`, about `-2.33` and `-1.0`.",
               lambda run: _eq([round(float(ln.split()[1]), 2) for ln in run.output("negatives = jnp.array").splitlines()],
                               [-7.0, -2.33, -1.0])),
+        Claim(a, "Called eagerly it works. Wrapped as it is, `jax.jit(normalise)(signal, \"max\", 2, 0.5, 0.6)` raises before computing anything",
+              with_normalise(plain_jit_raises)),
+        Claim(a, "one the computation only uses as a number must stay dynamic, so that a new value reuses the compiled program.",
+              with_normalise(static_number_retraces)),
+        Claim(a, "a static number costs a new trace for every new value.", with_normalise(static_number_retraces)),
+        Claim(a, "A static argument is hashed into the cache key, and a JAX array cannot be hashed: a 0-d array passed as a static argument raises a `ValueError`.",
+              with_normalise(array_static_refused)),
+        Claim(a, "as 0-d float32 arrays (`jnp.float32(0.1)`)", with_normalise(array_static_refused)),
+        Claim(a, "A Python `if` on a traced value raises under `jit`.", with_normalise(if_on_tracer_raises)),
+        Claim(a, "`jnp.where(condition, a, b)` computes both `a` and `b` and picks, element by element; `jax.lax.cond(condition, f, g, operand)` traces both functions into the program and applies one of them when it runs.",
+              with_normalise(where_and_cond)),
+        Claim(a, "Static, the Python loop is unrolled while tracing and each new count is a new program; dynamic, the loop becomes `jax.lax.fori_loop(0, n_iter, body, y)` and one program serves every count.",
+              with_normalise(loop_counts)),
     ]
 
 

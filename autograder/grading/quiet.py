@@ -17,17 +17,38 @@ import warnings
 
 @contextlib.contextmanager
 def quiet():
-    """Swallow Python-level stdout/stderr, warnings and logging, and fd 2 output."""
+    """Swallow Python-level stdout/stderr, warnings and the log handlers already installed, and fd 2
+    output.
+
+    Logging itself stays on: a handler the student's code adds while it runs (to read JAX's
+    compile log, say) receives its records, and writes nowhere but where that code sends them. Every
+    handler that existed before (the kernel's own, one bound to the cell's stderr) drops them."""
     sink = io.StringIO()
-    previous_disable = logging.root.manager.disable
-    logging.disable(logging.CRITICAL)
     with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         warnings.simplefilter("ignore")
-        with _fd2_to_devnull():
-            try:
-                yield
-            finally:
-                logging.disable(previous_disable)
+        with _fd2_to_devnull(), _handlers_muted():
+            yield
+
+
+def _drop(record) -> bool:
+    return False
+
+
+@contextlib.contextmanager
+def _handlers_muted():
+    """Every log handler installed now drops every record until the block ends."""
+    loggers = [logging.root] + [lg for lg in list(logging.root.manager.loggerDict.values())
+                                if isinstance(lg, logging.Logger)]
+    muted = {id(h): h for lg in loggers for h in list(lg.handlers)}
+    if logging.lastResort is not None:
+        muted[id(logging.lastResort)] = logging.lastResort
+    for handler in muted.values():
+        handler.addFilter(_drop)
+    try:
+        yield
+    finally:
+        for handler in muted.values():
+            handler.removeFilter(_drop)
 
 
 @contextlib.contextmanager

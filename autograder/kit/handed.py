@@ -20,6 +20,7 @@ import base64
 import functools
 import hashlib
 import inspect
+import itertools
 
 import jax
 import numpy as np
@@ -27,7 +28,7 @@ import numpy as np
 from autograder.kit import programs
 
 #: What a thunk may do to its program, on what inputs.
-ACTIONS = ("call", "trace", "lower", "aot", "clear")
+ACTIONS = ("call", "trace", "lower", "aot", "clear", "read", "static", "commit", "stack", "work")
 LR_FORMS = ("weak", "strong")
 MAX_ACTIONS, MAX_LENGTH = 8, 64
 
@@ -97,6 +98,10 @@ class Compiled:
 
 
 _COMPILED: dict[str, Compiled] = {}
+#: The learning-rate-static twin and the heavy companion of each thunk program, by the program's id
+#: (kept beside it).
+_STATIC: dict[int, tuple] = {}
+_HEAVY: dict[int, tuple] = {}
 #: The jitted programs of thunks, by name, in this process.
 _PROGRAMS: dict[str, object] = {}
 
@@ -108,7 +113,15 @@ class Thunk:
     Each action is ``(kind, length, lr form)``: ``kind`` one of :data:`ACTIONS`, the inputs a float32
     θ of that length and a learning rate 0.25, a Python float (``"weak"``) or a float32 array
     (``"strong"``). Calling the thunk does them in turn and returns what the last one returned;
-    ``calls`` counts the calls.
+    ``calls`` counts the calls. Besides the program's own methods, an action may be a step of a
+    training loop gone slow: ``"read"`` calls it and converts the result to NumPy (a host read),
+    ``"static"`` calls the program jitted with the learning rate static, at a learning rate this
+    process has not used before (a new trace every time), ``"commit"`` calls it on θ committed to the
+    first device with ``jax.device_put`` (a new compile, not a new trace, the first time after an
+    uncommitted θ), ``"stack"`` calls it and stacks copies of the result eagerly, in a number never
+    stacked before in this process (an eager operation at a new shape: a trace), ``"work"`` runs a
+    program of the same name's that multiplies 1024-by-1024 matrices and converts the result to NumPy
+    (slow, and reusing its program after its first run).
     """
 
     def __init__(self, program: str, recipe: tuple, actions: tuple):
@@ -156,11 +169,33 @@ class Thunk:
         self.calls += calls if type(calls) is int and 0 <= calls <= 1000 else 0
 
 
+#: Learning rates a ``"static"`` action has not used yet in this process, and numbers of copies a
+#: ``"stack"`` action has not stacked.
+_FRESH_RATES = (0.25 + 2.0 ** -12 * k for k in itertools.count(1))
+_FRESH_COUNTS = itertools.count(2)
+
+
 def _act(jitted, kind: str, length: int, form: str):
     theta = jax.device_put(np.linspace(0.5, 1.0, length, dtype=np.float32))
     lr = 0.25 if form == "weak" else jax.device_put(np.float32(0.25))
     if kind == "call":
         return jitted(theta, lr)
+    if kind == "read":
+        return np.asarray(jitted(theta, lr))
+    if kind == "static":
+        static = _STATIC.get(id(jitted))
+        if static is None:
+            static = _STATIC[id(jitted)] = (jitted, jax.jit(jitted.__wrapped__, static_argnums=1))
+        return static[1](theta, next(_FRESH_RATES))
+    if kind == "commit":
+        return jitted(jax.device_put(theta, jax.devices()[0]), lr)
+    if kind == "stack":
+        return jax.numpy.stack([jitted(theta, lr)] * next(_FRESH_COUNTS))
+    if kind == "work":
+        heavy = _HEAVY.get(id(jitted))
+        if heavy is None:
+            heavy = _HEAVY[id(jitted)] = (jitted, jax.jit(lambda m: (m @ m) @ m))
+        return np.asarray(heavy[1](np.full((1024, 1024), 1e-3, np.float32)))
     if kind == "trace":
         return jitted.trace(theta, lr)
     if kind == "lower":

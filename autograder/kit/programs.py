@@ -163,14 +163,17 @@ def _count(value, most: int) -> bool:
 # - ``("fori", n, k)``: ``lax.fori_loop(0, n, ...)`` on one line, its body a lambda doing ``k``;
 # - ``("scan", n, k)``: ``lax.scan`` of length ``n`` on one line, its body a lambda doing ``k``;
 # - ``("helper", n, k)``: a call of a jitted helper, defined above the function, whose Python loop
-#   of ``n`` turns has one body line doing ``k``.
+#   of ``n`` turns has one body line doing ``k``;
+# - ``("helperloop", n, k)``: a call of a jitted helper whose one line is a ``lax.fori_loop`` of ``n``
+#   turns, its body a lambda doing ``k`` (equations two jaxprs deep);
+# - ``("softmax",)``: one statement ``x = jax.nn.softmax(x)``, one call that writes nine equations.
 
 #: Elementwise operations of a listing's expressions, in turn: each is one equation on float32.
 _LISTING_OPS = ("jnp.sin({})", "{} * 2.0", "jnp.cos({})", "{} + 1.0", "jnp.tanh({})", "{} - 0.5")
 #: Bounds a listing keeps (it may come from over the wire).
 MAX_BLOCKS, MAX_TURNS, MAX_LOOP_TURNS, MAX_OPS_PER_LINE = 8, 10_000, 64, 8
-LISTING_KINDS = ("line", "loop", "fori", "scan", "helper")
-LISTING_FILE = "<graders_function.py>"
+LISTING_KINDS = ("line", "loop", "fori", "scan", "helper", "helperloop", "softmax")
+LISTING_FILE = "<graders_function_27.py>"
 _HEADER_LINES = 5  # the imports and two blank lines
 
 
@@ -197,8 +200,11 @@ def checked_blocks(blocks) -> tuple:
         if kind == "line" and len(rest) == 1 and type(rest[0]) is int and 1 <= rest[0] <= MAX_OPS_PER_LINE:
             checked_list.append((kind, rest[0]))
             continue
-        most = MAX_TURNS if kind in ("fori", "scan") else MAX_LOOP_TURNS
-        if (kind != "line" and len(rest) == 2 and all(type(v) is int for v in rest)
+        if kind == "softmax" and not rest:
+            checked_list.append((kind,))
+            continue
+        most = MAX_TURNS if kind in ("fori", "scan", "helperloop") else MAX_LOOP_TURNS
+        if (kind not in ("line", "softmax") and len(rest) == 2 and all(type(v) is int for v in rest)
                 and 1 <= rest[0] <= most and 1 <= rest[1] <= MAX_OPS_PER_LINE):
             checked_list.append((kind, rest[0], rest[1]))
             continue
@@ -218,18 +224,25 @@ def listing_source(blocks) -> tuple[str, dict[int, tuple]]:
         if kind == "helper":
             helpers.append(("@jax.jit", f"def helper_{index}(v):", f"    for _ in range({block[1]}):",
                             f"        v = {expression('v', block[2])}", "    return v", "", ""))
+        elif kind == "helperloop":
+            helpers.append(("@jax.jit", f"def helper_{index}(v):",
+                            f"    return lax.fori_loop(0, {block[1]}, lambda i, w: {expression('w', block[2])}, v)",
+                            "", ""))
     lines = list(head)
     helper_body = {}
     for index, block in enumerate(blocks):
-        if block[0] == "helper":
+        if block[0] in ("helper", "helperloop"):
             chunk = next(h for h in helpers if h[1] == f"def helper_{index}(v):")
             lines.extend(chunk)
-            helper_body[index] = len(lines) - 3  # 1-based number of the body line
+            helper_body[index] = len(lines) - (3 if block[0] == "helper" else 2)  # the body line, 1-based
     lines.append("def fn(x):")
     for index, block in enumerate(blocks):
         kind = block[0]
         if kind == "line":
             lines.append(f"    x = {expression('x', block[1])}")
+            roles[len(lines)] = (index, "line")
+        elif kind == "softmax":
+            lines.append("    x = jax.nn.softmax(x)")
             roles[len(lines)] = (index, "line")
         elif kind == "loop":
             lines.append(f"    for _ in range({block[1]}):")

@@ -745,3 +745,145 @@ def test_ledger_traced_column(submission):
 )
 def test_ledger_compiled_column(submission):
     _judge(_phases(submission), "compiled", "compiles", "compiled")
+
+
+# ---------------------------------------------------------------- which loop is slow, and why
+
+LABELS = ("traces", "compiles", "waits")
+
+#: What each kind of loop step does, in the words feedback uses.
+_LOOP_WORDS = {
+    "call": "calls the compiled step",
+    "read": "calls the compiled step and converts the result to NumPy",
+    "static": "calls the step jitted with `lr` static, at a new learning rate",
+    "commit": "calls the compiled step on θ committed to the device with `jax.device_put(theta, device)`",
+    "trace": "traces the step with `.trace(theta, lr)`, compiling nothing",
+    "stack": "calls the compiled step and stacks copies of the result with `jnp.stack`, a number never stacked before",
+    "work": "multiplies 1024-by-1024 matrices with a compiled program and converts the result to NumPy",
+}
+
+
+#: What each kind of loop, run on its program as `_loop_story` prepares it, makes JAX do: the answer.
+_DESIGNED = {"call": "compiles", "read": "waits", "static": "traces", "commit": "compiles", "trace": "traces",
+             "stack": "traces", "work": "waits"}
+
+
+@dataclass(frozen=True)
+class _Diagnosis:
+    said: object
+    truth: str  # what the loop does, as the grader built it
+    calls: int  # how often `diagnose` ran the loop
+    traces: int  # JAX's trace events while `diagnose` ran
+    compiles: int  # JAX's compile events while `diagnose` ran
+    story: str
+
+
+def _diagnose(submission, program: str, steps: tuple, truth: str, length: int, story: list[str]) -> _Diagnosis:
+    """`diagnose(loop)` on a loop of the grader's, with JAX's own events while it ran."""
+    loop = Thunk(program, _TINY, tuple((kind, length, "weak") for kind in steps))
+    kinds = sorted(set(steps), key=steps.index)
+    said = (f"a loop of {len(steps)} step(s) that each " + " or ".join(_LOOP_WORDS[k] for k in kinds)
+            + f", θ float32[{length}]")
+    story.append(said)
+    with TraceLog() as traces, CompileLog() as compiles:
+        answer = submission.call("diagnose", loop)
+    return _Diagnosis(answer, truth, loop.calls, traces.count, compiles.count, "; then ".join(story[-3:]))
+
+
+def _loop_story(submission, kind: str, turns: int, length: int = 3, then: str | None = None) -> list[_Diagnosis]:
+    """A fresh program, warmed by a first loop (one plain call, a `.trace` for a compile-only story, one
+    heavy step for a slow one), then a loop of `turns` steps of the kind (and one step of `then`, whose
+    trace comes after the loop's compiles): each diagnosed."""
+    program = f"slow loop {next(_SCENARIO_NUMBERS)}"
+    story = ["a fresh `step = jax.jit(...)`"]
+    warm = {"call": "trace", "work": "work"}.get(kind, "call")
+    steps = (kind,) * turns + ((then,) if then else ())
+    truth = "traces" if then and _DESIGNED[then] == "traces" else _DESIGNED[kind]
+    return [_diagnose(submission, program, (warm,), "traces", length, story),
+            _diagnose(submission, program, steps, truth, length, story)]
+
+
+def _judge_diagnoses(diagnoses, which) -> None:
+    for d in diagnoses:
+        if d.truth not in which:
+            continue
+        if d.calls != 1:
+            raise PropertyFailure(f"`diagnose` should run the loop exactly once, it ran it {d.calls} time(s): a "
+                                  "second run meets what the first compiled, and tells another story.", example=d.story)
+        if not isinstance(d.said, str) or d.said not in LABELS:
+            raise PropertyFailure(f"`diagnose` returned {render.kind(d.said)}; it should return one of "
+                                  f"{', '.join(map(repr, LABELS))}.", example=d.story)
+        if d.said == d.truth:
+            continue
+        events = f"while it ran, JAX traced {_plural(d.traces, 'time')} and compiled {_plural(d.compiles, 'time')}"
+        seen = "traces" if d.traces else "compiles" if d.compiles else "waits"
+        if seen != d.truth:
+            raise PropertyFailure(
+                f"`diagnose` said {d.said!r}, but the loop, run once on its own, {d.truth} ({events}, so something "
+                "`diagnose` did besides running the loop, such as clearing JAX's caches or running it again, changed "
+                "what JAX did). Run the loop once, as it is, and report what it made JAX do.",
+                example=d.story, got=repr(d.said), expected=repr(d.truth))
+        note = {
+            ("compiles", "traces"): " A compile is not a trace: *Finished XLA compilation* with no *Finished tracing* "
+                                    "before it means XLA compiled a program JAX had traced already.",
+            ("compiles", "waits"): " The log was not silent: XLA compiled, with no trace before it (the signature "
+                                   "was traced already, or the same trace met a new placement of θ).",
+            ("waits", "traces"): " Nothing was traced or compiled: the loop's time went to running steps and "
+                                 "waiting for their results, which the compile log does not show.",
+            ("waits", "compiles"): " Nothing was compiled: a silent log means the steps reused their programs, and "
+                                   "the time went to running them and waiting for results.",
+            ("traces", "compiles"): " JAX traced while the loop ran: look for *Finished tracing*, which comes "
+                                    "before the compile of a new trace.",
+            ("traces", "waits"): " JAX traced while the loop ran: its log has *Finished tracing* messages.",
+        }.get((d.truth, d.said), "")
+        raise PropertyFailure(f"`diagnose` said {d.said!r}, but {events}: {d.truth!r}.{note}", example=d.story,
+                              got=repr(d.said), expected=repr(d.truth))
+
+
+def _diagnoses(submission) -> list[_Diagnosis]:
+    """Every diagnosed loop of the explicit and generated stories, made once per submission."""
+    if "host_sync diagnoses" not in submission.memo:
+        diagnoses: list[_Diagnosis] = []
+        failure = None
+        try:
+            for kind, turns, then in (("read", 3, None), ("static", 3, None), ("commit", 3, None), ("call", 2, None),
+                                      ("static", 1, None), ("stack", 2, None), ("work", 2, None),
+                                      ("commit", 1, "static")):  # compiles first, then traces
+                diagnoses += _loop_story(submission, kind, turns, then=then)
+
+            def generated(order):
+                for kind, turns in order:
+                    diagnoses.extend(_loop_story(submission, kind, turns, 5))
+
+            first_failure(st.permutations([("read", 2), ("static", 2), ("commit", 2)]), generated,
+                          settings(TRACES, max_examples=2))
+        except PropertyFailure as found:
+            failure = found
+        submission.memo["host_sync diagnoses"] = (diagnoses, failure)
+    diagnoses, failure = submission.memo["host_sync diagnoses"]
+    if failure is not None:
+        raise failure
+    return diagnoses
+
+
+@prop(
+    group="diagnosis",
+    points=1,
+    title="`diagnose` tells a loop that traces from one that only compiles",
+    hint="Run the loop once inside `compile_log` and read what JAX logged: *Finished tracing* means a new "
+    "trace (then, usually, a compile); *Finished XLA compilation* with no trace before it means XLA compiled "
+    "a program that was traced already.",
+)
+def test_diagnose_tells_traces_from_compiles(submission):
+    _judge_diagnoses(_diagnoses(submission), ("traces", "compiles"))
+
+
+@prop(
+    group="diagnosis",
+    points=1,
+    title="`diagnose` hears a silent compile log as a loop that waits",
+    hint="A loop whose log is silent traced and compiled nothing: whatever time it took went to running its "
+    "steps and waiting for their results (a host read each step, for one).",
+)
+def test_diagnose_hears_waiting(submission):
+    _judge_diagnoses(_diagnoses(submission), ("waits",))

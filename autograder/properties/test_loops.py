@@ -731,6 +731,14 @@ def _misreadings(blocks, closed, counts) -> list[tuple[int, str]]:
     for eqn in closed.jaxpr.eqns:
         if _line_of(eqn) is not None:
             top[_line_of(eqn)] += 1
+    one_level = Counter(top)
+    for eqn in closed.jaxpr.eqns:
+        for sub in sub_jaxprs(eqn):
+            one_level.update(_line_of(inner) for inner in sub.eqns if _line_of(inner) is not None)
+    if one_level != top:
+        picks.append((_heaviest(one_level), "That line wins when the walk stops one level down: a loop inside a "
+                      "jitted helper is two jaxprs deep (the helper's, then the loop body's), so walk into every "
+                      "sub-jaxpr, however deep."))
     picks.append((_heaviest(top), "That line wins when only the top-level equations are counted: the equations "
                   "inside a nested jit, a scan or a loop's body are part of the program too, so walk into every "
                   "sub-jaxpr as `count_equations` does."))
@@ -782,10 +790,11 @@ def _check_heaviest(submission, blocks) -> None:
     )
 
 
-_LINE_BLOCK = st.integers(1, 8).map(lambda k: ("line", k))
+_LINE_BLOCK = st.one_of(st.integers(1, 8).map(lambda k: ("line", k)), st.just(("softmax",)))
 _LOOP_BLOCK = st.tuples(st.just("loop"), st.integers(1, 24), st.integers(1, 6))
 _STAGED_BLOCK = st.tuples(st.sampled_from(("fori", "scan")), st.integers(1, 2000), st.integers(1, 8))
-_HELPER_BLOCK = st.tuples(st.just("helper"), st.integers(1, 24), st.integers(1, 6))
+_HELPER_BLOCK = st.one_of(st.tuples(st.just("helper"), st.integers(1, 24), st.integers(1, 6)),
+                          st.tuples(st.just("helperloop"), st.integers(1, 2000), st.integers(1, 8)))
 
 
 @prop(
@@ -805,11 +814,13 @@ def test_heaviest_line_counts_copies(submission):
     - a line with no loop: ``any(b[0] == "line" for b in fn.listing)``
     - a fori_loop: ``any(b[0] == "fori" for b in fn.listing)``
     - a scan: ``any(b[0] == "scan" for b in fn.listing)``
+    - a jax.nn function: ``any(b[0] == "softmax" for b in fn.listing)``
     """
     for blocks in (
         (("loop", 20, 1), ("loop", 5, 6)),  # fewer turns, the longer body: 30 equations against 20
         (("fori", 500, 1), ("loop", 5, 1), ("loop", 2, 4)),  # 8 equations over several columns, 5 at one
         (("loop", 3, 2), ("line", 8)),  # one long line outweighs a short loop
+        (("loop", 3, 2), ("softmax",)),  # one call that writes nine equations, against six
         (("fori", 1000, 3), ("loop", 3, 2)),  # a thousand turns, written once: 6 against 4
         (("loop", 2, 2), ("scan", 500, 7)),  # a staged body that is simply long
         (("scan", 64, 1), ("loop", 4, 3), ("fori", 7, 2)),
@@ -838,9 +849,11 @@ def test_heaviest_line_inside_calls(submission):
     """Input classes the notebook promises (the calls of `heaviest_line`):
 
     - a jitted helper: ``any(b[0] == "helper" for b in fn.listing)``
+    - a loop inside a jitted helper: ``any(b[0] == "helperloop" for b in fn.listing)``
     """
     for blocks in (
         (("loop", 3, 2), ("helper", 8, 2)),  # the helper's body, 16 equations; its call line, 1
+        (("helperloop", 100, 8), ("loop", 2, 3)),  # a staged body inside a helper, two jaxprs deep: 9 against 6
         (("helper", 2, 1), ("line", 6), ("helper", 1, 3)),  # a long line beats two light helpers
         (("helper", 12, 1), ("fori", 300, 5)),
     ):

@@ -243,7 +243,7 @@ import autograder, autograder.grading.grade
 
 key = next(cell.cell_contents for cell in autograder.grading.grade._sealer.__closure__
            if isinstance(cell.cell_contents, bytes))
-FULL = {"padding": 2, "objective": 3, "traces": 1}
+FULL = {"padding": 2, "objective": 3, "traces": 1, "gradient": 2}
 
 
 def grade(assignment, group, namespace):
@@ -268,7 +268,7 @@ keys = [cell.cell_contents for fn in gc.get_objects() if inspect.isfunction(fn)
         and (fn.__module__ or "").startswith("autograder") for cell in (fn.__closure__ or ())
         if isinstance(cell.cell_contents, bytes)]
 print(f"keys found in the grading code: {len(keys)}")
-FULL = {"padding": 2, "objective": 3, "traces": 1}
+FULL = {"padding": 2, "objective": 3, "traces": 1, "gradient": 2}
 
 
 def grade(assignment, group, namespace):
@@ -482,7 +482,7 @@ FIRST = (
     Hostile(
         "patches-jnp-sum", PM,
         (insert_after("test_padding", "_sum = jnp.sum\njnp.sum = lambda *args, **kwargs: _sum(*args, **kwargs)"),),
-        points(PM, test_objective=0, test_traces=0),
+        points(PM, test_objective=0, test_traces=0, test_gradient=0),
         feedback=r"replaced objects the grader relies on \(`jax\.numpy\.sum`\)",
     ),
     Hostile(
@@ -517,7 +517,7 @@ FIRST = (
     Hostile(
         "patches-hypothesis-given", SMM,
         (insert_after("test_modes", "import hypothesis\nhypothesis.given = lambda *a, **k: (lambda test: test)"),),
-        points(SMM, test_errors=0, test_traces=0), feedback=r"relies on \(`hypothesis\.given`\)",
+        points(SMM, test_errors=0, test_traces=0, test_sorting=0), feedback=r"relies on \(`hypothesis\.given`\)",
     ),
     Hostile(
         # A static gain alone loses the value check (0-d array gains are rejected; the boundary,
@@ -571,7 +571,7 @@ FIRST = (
     ),
     Hostile(
         "reads-unreleased-solutions", SMM, (insert_after("choose", READS_UNRELEASED),),
-        points(SMM, test_errors=0, test_traces=0),
+        points(SMM, test_errors=0, test_traces=0, test_sorting=1),
         feedback=r"cannot read the solutions: \[Errno 2\] No such file or directory",
     ),
     # -- a package handed in beside the notebook: the sandbox drops that folder from sys.path

@@ -17,12 +17,12 @@ HS, LP, CM = "host_sync", "loops", "cache_misses"
 
 #: Points of each autograded cell, as the source notebooks give them (checked by the test).
 FULL = {
-    SMM: {"test_modes": 3, "test_errors": 1, "test_traces": 2},
-    PM: {"test_padding": 2, "test_objective": 3, "test_traces": 1},
+    SMM: {"test_modes": 3, "test_errors": 1, "test_traces": 2, "test_sorting": 2},
+    PM: {"test_padding": 2, "test_objective": 3, "test_traces": 1, "test_gradient": 2},
     BR: {"test_failure": 1, "test_repair": 3, "test_traces": 2},
     LE: {"test_rows": 2, "test_traces": 3, "test_sixteen": 1, "test_signature": 2},
-    HS: {"test_step": 2, "test_reads": 4, "test_traces": 2, "test_ledger": 2},
-    LP: {"test_rolled": 2, "test_counting": 2, "test_pytree": 2},
+    HS: {"test_step": 2, "test_reads": 4, "test_traces": 2, "test_ledger": 2, "test_diagnosis": 2},
+    LP: {"test_rolled": 2, "test_counting": 2, "test_pytree": 2, "test_attribution": 2},
     CM: {"test_repairs": 3, "test_traces": 2, "test_causes": 2},
 }
 NOT_GRADED = "not graded"

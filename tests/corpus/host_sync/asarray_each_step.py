@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 FAILS = {'no_read_bypasses_read'}
-SCORE = 9
+SCORE = 11
 MESSAGE = r"TracerArrayConversionError"
 
 
@@ -51,3 +51,31 @@ def phase_row(label, thunk):
     finally:
         jax.monitoring.unregister_event_duration_listener(listen)
     return {"label": label, "traced": counts["traces"] > 0, "compiled": counts["compiles"] > 0, **counts}
+
+
+# %% Part E, answered as the reference does (the same in every file that is not about Part E)
+import logging as _logging
+
+
+def diagnose(loop):
+    messages = []
+
+    class _Keep(_logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    jax_logger = _logging.getLogger("jax")
+    keep, propagate = _Keep(), jax_logger.propagate
+    jax_logger.addHandler(keep)
+    jax_logger.propagate = False
+    try:
+        with jax.log_compiles(True):
+            loop()
+    finally:
+        jax_logger.removeHandler(keep)
+        jax_logger.propagate = propagate
+    if any(message.startswith("Finished tracing") for message in messages):
+        return "traces"
+    if any(message.startswith("Finished XLA compilation") for message in messages):
+        return "compiles"
+    return "waits"

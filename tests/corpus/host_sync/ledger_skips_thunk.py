@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 
 FAILS = {'ledger_compiled_column', 'ledger_traced_column'}
-SCORE = 8
+SCORE = 10
 MESSAGE = r"call the thunk exactly once"
 
 
@@ -34,3 +34,31 @@ def train_reading_once(theta, batches, lr, read):
 
 def phase_row(label, thunk):
     return {"label": label, "traced": False, "compiled": False, "traces": 0, "compiles": 0}
+
+
+# %% Part E, answered as the reference does (the same in every file that is not about Part E)
+import logging as _logging
+
+
+def diagnose(loop):
+    messages = []
+
+    class _Keep(_logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    jax_logger = _logging.getLogger("jax")
+    keep, propagate = _Keep(), jax_logger.propagate
+    jax_logger.addHandler(keep)
+    jax_logger.propagate = False
+    try:
+        with jax.log_compiles(True):
+            loop()
+    finally:
+        jax_logger.removeHandler(keep)
+        jax_logger.propagate = propagate
+    if any(message.startswith("Finished tracing") for message in messages):
+        return "traces"
+    if any(message.startswith("Finished XLA compilation") for message in messages):
+        return "compiles"
+    return "waits"

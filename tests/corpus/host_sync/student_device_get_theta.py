@@ -4,12 +4,12 @@ transfer outside read and final_theta is no longer the device array the last ste
 checks pass because they np.asarray() theta anyway.
 """
 
-TEACHER = {'test_step': 2, 'test_reads': 2, 'test_traces': 2, 'test_ledger': 2}
+TEACHER = {'test_step': 2, 'test_reads': 2, 'test_traces': 2, 'test_ledger': 2, 'test_diagnosis': 2}
 WHY = {'test_reads': 'final_theta is converted with jax.device_get (the notebook says "do not convert it"), which is also a hidden host read in both trainers: loses the train-the-same/return-contract point and the honest-reads point.'}
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'no_read_bypasses_read'}
-SCORE = 9
+SCORE = 11
 REVIEW = "The teacher took two reads points, for the hidden read and for returning a converted theta. Converting theta with `jax.device_get` is one act, the hidden read that the honest-reads property names; the trainers' values still match the reference, so one point is lost."
 
 
@@ -210,3 +210,30 @@ for row, (traced, compiled) in zip(ledger, expected):
     assert set(row) >= {"label", "traced", "compiled", "traces", "compiles"}, f"row keys: {sorted(row)}"
     assert (row["traced"], row["compiled"]) == (traced, compiled), f"{row['label']}: {row}"
 
+
+# %% Part E, answered as the reference does (the same in every file that is not about Part E)
+import logging as _logging
+
+
+def diagnose(loop):
+    messages = []
+
+    class _Keep(_logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    jax_logger = _logging.getLogger("jax")
+    keep, propagate = _Keep(), jax_logger.propagate
+    jax_logger.addHandler(keep)
+    jax_logger.propagate = False
+    try:
+        with jax.log_compiles(True):
+            loop()
+    finally:
+        jax_logger.removeHandler(keep)
+        jax_logger.propagate = propagate
+    if any(message.startswith("Finished tracing") for message in messages):
+        return "traces"
+    if any(message.startswith("Finished XLA compilation") for message in messages):
+        return "compiles"
+    return "waits"

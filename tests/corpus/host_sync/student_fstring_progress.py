@@ -3,12 +3,12 @@ print(f"step {i}: loss={loss:.4f}"), an f-string on a device scalar, i.e. a hidd
 loop that was meant to read once. The visible counter sees one read.
 """
 
-TEACHER = {'test_step': 2, 'test_reads': 3, 'test_traces': 2, 'test_ledger': 2}
+TEACHER = {'test_step': 2, 'test_reads': 3, 'test_traces': 2, 'test_ledger': 2, 'test_diagnosis': 2}
 WHY = {'test_reads': 'formatting the device loss in an f-string/print inside train_reading_once is a device-to-host conversion outside read, so the honest-reads point is lost.'}
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'no_read_bypasses_read'}
-SCORE = 9
+SCORE = 11
 
 
 # %% cell 1 [imports]
@@ -211,3 +211,30 @@ for row, (traced, compiled) in zip(ledger, expected):
     assert set(row) >= {"label", "traced", "compiled", "traces", "compiles"}, f"row keys: {sorted(row)}"
     assert (row["traced"], row["compiled"]) == (traced, compiled), f"{row['label']}: {row}"
 
+
+# %% Part E, answered as the reference does (the same in every file that is not about Part E)
+import logging as _logging
+
+
+def diagnose(loop):
+    messages = []
+
+    class _Keep(_logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    jax_logger = _logging.getLogger("jax")
+    keep, propagate = _Keep(), jax_logger.propagate
+    jax_logger.addHandler(keep)
+    jax_logger.propagate = False
+    try:
+        with jax.log_compiles(True):
+            loop()
+    finally:
+        jax_logger.removeHandler(keep)
+        jax_logger.propagate = propagate
+    if any(message.startswith("Finished tracing") for message in messages):
+        return "traces"
+    if any(message.startswith("Finished XLA compilation") for message in messages):
+        return "compiles"
+    return "waits"

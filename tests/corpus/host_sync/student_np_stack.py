@@ -3,12 +3,12 @@ combines them with np.stack(losses), which pulls every device scalar to the host
 conversions) before the single read(...) call. The visible counter still sees exactly one read.
 """
 
-TEACHER = {'test_step': 2, 'test_reads': 3, 'test_traces': 2, 'test_ledger': 2}
+TEACHER = {'test_step': 2, 'test_reads': 3, 'test_traces': 2, 'test_ledger': 2, 'test_diagnosis': 2}
 WHY = {'test_reads': 'np.stack on a list of device arrays is np.asarray on each one, i.e. N device-to-host conversions outside read; the notebook says to stack with jnp.stack and read once, so the honest-reads point is lost.'}
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'no_read_bypasses_read'}
-SCORE = 9
+SCORE = 11
 
 
 # %% cell 1 [imports]
@@ -208,3 +208,30 @@ for row, (traced, compiled) in zip(ledger, expected):
     assert set(row) >= {"label", "traced", "compiled", "traces", "compiles"}, f"row keys: {sorted(row)}"
     assert (row["traced"], row["compiled"]) == (traced, compiled), f"{row['label']}: {row}"
 
+
+# %% Part E, answered as the reference does (the same in every file that is not about Part E)
+import logging as _logging
+
+
+def diagnose(loop):
+    messages = []
+
+    class _Keep(_logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    jax_logger = _logging.getLogger("jax")
+    keep, propagate = _Keep(), jax_logger.propagate
+    jax_logger.addHandler(keep)
+    jax_logger.propagate = False
+    try:
+        with jax.log_compiles(True):
+            loop()
+    finally:
+        jax_logger.removeHandler(keep)
+        jax_logger.propagate = propagate
+    if any(message.startswith("Finished tracing") for message in messages):
+        return "traces"
+    if any(message.startswith("Finished XLA compilation") for message in messages):
+        return "compiles"
+    return "waits"

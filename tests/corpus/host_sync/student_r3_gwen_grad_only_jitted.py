@@ -14,13 +14,13 @@ to be jitted; sgd_step has no compiled program (no .lower/.trace), and each step
 #   test_ledger (2) 1 = traced/compiled columns observed from JAX's events (trace, lower, compile, after-clear,
 #                       weak-type rows); 1 = integer counts exact (two calls in one thunk) with the thunk run once.
 
-TEACHER = {'test_step': 1, 'test_reads': 4, 'test_traces': 2, 'test_ledger': 2}
+TEACHER = {'test_step': 1, 'test_reads': 4, 'test_traces': 2, 'test_ledger': 2, 'test_diagnosis': 2}
 WHY = {'test_step': 'sgd_step is not jitted (only the gradient is); the update is eager, so "jitted" is not met.'}
 
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'step_reuses_program'}
-SCORE = 9
+SCORE = 11
 REVIEW = 'test_step and test_traces: the teacher charged the unjitted step to test_step; the properties charge it to `step_reuses_program` in test_traces (the eager update re-traces its operations at each new shape). The same single point is lost.'
 
 # %% cell 1 [imports]
@@ -229,3 +229,31 @@ expected = [(True, False), (False, True), (False, False)]
 for row, (traced, compiled) in zip(ledger, expected):
     assert set(row) >= {"label", "traced", "compiled", "traces", "compiles"}, f"row keys: {sorted(row)}"
     assert (row["traced"], row["compiled"]) == (traced, compiled), f"{row['label']}: {row}"
+
+
+# %% Part E, answered as the reference does (the same in every file that is not about Part E)
+import logging as _logging
+
+
+def diagnose(loop):
+    messages = []
+
+    class _Keep(_logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    jax_logger = _logging.getLogger("jax")
+    keep, propagate = _Keep(), jax_logger.propagate
+    jax_logger.addHandler(keep)
+    jax_logger.propagate = False
+    try:
+        with jax.log_compiles(True):
+            loop()
+    finally:
+        jax_logger.removeHandler(keep)
+        jax_logger.propagate = propagate
+    if any(message.startswith("Finished tracing") for message in messages):
+        return "traces"
+    if any(message.startswith("Finished XLA compilation") for message in messages):
+        return "compiles"
+    return "waits"

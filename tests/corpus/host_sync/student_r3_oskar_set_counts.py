@@ -13,13 +13,13 @@ and two compile events and is recorded as 1 and 1."""
 #   test_ledger (2) 1 = traced/compiled columns observed from JAX's events (trace, lower, compile, after-clear,
 #                       weak-type rows); 1 = integer counts exact (two calls in one thunk) with the thunk run once.
 
-TEACHER = {'test_step': 2, 'test_reads': 4, 'test_traces': 2, 'test_ledger': 1}
+TEACHER = {'test_step': 2, 'test_reads': 4, 'test_traces': 2, 'test_ledger': 1, 'test_diagnosis': 2}
 WHY = {'test_ledger': 'traces/compiles count distinct names, not events: two calls at new shapes give 1 instead of 2.'}
 
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'ledger_compiled_column', 'ledger_traced_column'}
-SCORE = 8
+SCORE = 10
 REVIEW = "test_ledger: the teacher split the cell into observed columns and exact counts and took the counts' point; the properties split it by column, each with its own count (`ledger_traced_column`, `ledger_compiled_column`), so counting distinct names breaks both (0 left). One mistake costs two points here: the split is the properties' design, noted in issue 26."
 
 # %% cell 1 [imports]
@@ -230,3 +230,31 @@ expected = [(True, False), (False, True), (False, False)]
 for row, (traced, compiled) in zip(ledger, expected):
     assert set(row) >= {"label", "traced", "compiled", "traces", "compiles"}, f"row keys: {sorted(row)}"
     assert (row["traced"], row["compiled"]) == (traced, compiled), f"{row['label']}: {row}"
+
+
+# %% Part E, answered as the reference does (the same in every file that is not about Part E)
+import logging as _logging
+
+
+def diagnose(loop):
+    messages = []
+
+    class _Keep(_logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    jax_logger = _logging.getLogger("jax")
+    keep, propagate = _Keep(), jax_logger.propagate
+    jax_logger.addHandler(keep)
+    jax_logger.propagate = False
+    try:
+        with jax.log_compiles(True):
+            loop()
+    finally:
+        jax_logger.removeHandler(keep)
+        jax_logger.propagate = propagate
+    if any(message.startswith("Finished tracing") for message in messages):
+        return "traces"
+    if any(message.startswith("Finished XLA compilation") for message in messages):
+        return "compiles"
+    return "waits"

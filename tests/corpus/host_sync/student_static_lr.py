@@ -4,12 +4,12 @@ rate traces and compiles again: the visible check_traces cell (cell 19) RAISES A
 file stops there (cells 22-23 never run; the ledger is the same correct code as c1).
 """
 
-TEACHER = {'test_step': 2, 'test_reads': 4, 'test_traces': 0, 'test_ledger': 2}
+TEACHER = {'test_step': 2, 'test_reads': 4, 'test_traces': 0, 'test_ledger': 2, 'test_diagnosis': 2}
 WHY = {'test_traces': 'lr is static, so each new learning rate is a new signature that traces sgd_step again (both in sgd_step and in the trainers at a new lr); the notebook requires lr to stay a dynamic argument.'}
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {'step_reuses_program'}
-SCORE = 9
+SCORE = 11
 REVIEW = "The teacher took both trace points for the static `lr`. The trainers are graded with the grader's own step in place of the notebook's, so the one mistake (a static `lr` in `sgd_step`) costs the one property about `sgd_step`'s reuse: one mistake, one penalty."
 
 
@@ -217,3 +217,30 @@ for row, (traced, compiled) in zip(ledger, expected):
     assert set(row) >= {"label", "traced", "compiled", "traces", "compiles"}, f"row keys: {sorted(row)}"
     assert (row["traced"], row["compiled"]) == (traced, compiled), f"{row['label']}: {row}"
 
+
+# %% Part E, answered as the reference does (the same in every file that is not about Part E)
+import logging as _logging
+
+
+def diagnose(loop):
+    messages = []
+
+    class _Keep(_logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    jax_logger = _logging.getLogger("jax")
+    keep, propagate = _Keep(), jax_logger.propagate
+    jax_logger.addHandler(keep)
+    jax_logger.propagate = False
+    try:
+        with jax.log_compiles(True):
+            loop()
+    finally:
+        jax_logger.removeHandler(keep)
+        jax_logger.propagate = propagate
+    if any(message.startswith("Finished tracing") for message in messages):
+        return "traces"
+    if any(message.startswith("Finished XLA compilation") for message in messages):
+        return "compiles"
+    return "waits"
