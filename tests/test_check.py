@@ -67,7 +67,7 @@ def test_a_grade_cell_calling_a_group_that_does_not_exist(course):
               lambda nb, c: setattr(c, "source", c.source.replace('"errors"', '"error"')))
     assert lines(course) == [
         f"{SOURCE_NB}, cell 'test_errors': grades group 'error', which autograder/properties/test_{A}.py does not "
-        "have; use one of its groups: errors, modes, traces",
+        "have; use one of its groups: errors, modes, sorting, traces",
         f"{SOURCE_NB}: no grade cell grades group 'errors'; add a grade cell hiding "
         f'grade("{A}", "errors", globals())',
     ]

@@ -103,7 +103,7 @@ def title(dom: str) -> str:
 
 @slow
 def test_the_hostile_notebook_earns_its_honest_points_and_waits_for_a_grader(course):
-    assert scratch.read_scores(course)[STUDENT, ASSIGNMENT].points == 6
+    assert scratch.read_scores(course)[STUDENT, ASSIGNMENT].points == 8
     before = grades(course)
     assert before[STUDENT, "pause_and_reason"] == (None, None, None)
 

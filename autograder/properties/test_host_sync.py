@@ -758,6 +758,7 @@ _LOOP_WORDS = {
     "static": "calls the step jitted with `lr` static, at a new learning rate",
     "commit": "calls the compiled step on θ committed to the device with `jax.device_put(theta, device)`",
     "trace": "traces the step with `.trace(theta, lr)`, compiling nothing",
+    "lower": "lowers the step for XLA with `.lower(theta, lr)`, compiling nothing",
     "stack": "calls the compiled step and stacks copies of the result with `jnp.stack`, a number never stacked before",
     "work": "multiplies 1024-by-1024 matrices with a compiled program and converts the result to NumPy",
 }
@@ -765,7 +766,7 @@ _LOOP_WORDS = {
 
 #: What each kind of loop, run on its program as `_loop_story` prepares it, makes JAX do: the answer.
 _DESIGNED = {"call": "compiles", "read": "waits", "static": "traces", "commit": "compiles", "trace": "traces",
-             "stack": "traces", "work": "waits"}
+             "stack": "traces", "work": "waits", "lower": "waits"}
 
 
 @dataclass(frozen=True)
@@ -796,7 +797,7 @@ def _loop_story(submission, kind: str, turns: int, length: int = 3, then: str | 
     trace comes after the loop's compiles): each diagnosed."""
     program = f"slow loop {next(_SCENARIO_NUMBERS)}"
     story = ["a fresh `step = jax.jit(...)`"]
-    warm = {"call": "trace", "work": "work"}.get(kind, "call")
+    warm = {"call": "trace", "lower": "trace", "work": "work"}.get(kind, "call")
     steps = (kind,) * turns + ((then,) if then else ())
     truth = "traces" if then and _DESIGNED[then] == "traces" else _DESIGNED[kind]
     return [_diagnose(submission, program, (warm,), "traces", length, story),
@@ -830,8 +831,9 @@ def _judge_diagnoses(diagnoses, which) -> None:
                                    "was traced already, or the same trace met a new placement of θ).",
             ("waits", "traces"): " Nothing was traced or compiled: the loop's time went to running steps and "
                                  "waiting for their results, which the compile log does not show.",
-            ("waits", "compiles"): " Nothing was compiled: a silent log means the steps reused their programs, and "
-                                   "the time went to running them and waiting for results.",
+            ("waits", "compiles"): " Nothing was compiled: the steps reused their programs (or only lowered them: "
+                                   "*Compiling* is logged when a program is lowered, and compiles nothing), and the "
+                                   "time went to running them and waiting for results.",
             ("traces", "compiles"): " JAX traced while the loop ran: look for *Finished tracing*, which comes "
                                     "before the compile of a new trace.",
             ("traces", "waits"): " JAX traced while the loop ran: its log has *Finished tracing* messages.",
@@ -847,7 +849,7 @@ def _diagnoses(submission) -> list[_Diagnosis]:
         failure = None
         try:
             for kind, turns, then in (("read", 3, None), ("static", 3, None), ("commit", 3, None), ("call", 2, None),
-                                      ("static", 1, None), ("stack", 2, None), ("work", 2, None),
+                                      ("static", 1, None), ("stack", 2, None), ("work", 2, None), ("lower", 2, None),
                                       ("commit", 1, "static")):  # compiles first, then traces
                 diagnoses += _loop_story(submission, kind, turns, then=then)
 

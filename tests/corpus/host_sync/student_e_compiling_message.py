@@ -10,8 +10,9 @@ TEACHER = {'test_step': 2, 'test_reads': 4, 'test_traces': 2, 'test_ledger': 2, 
 WHY = {}
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
-FAILS = set()
-SCORE = 12
+FAILS = {"diagnose_hears_waiting"}
+SCORE = 11
+REVIEW = "The teacher read an earlier wording that named no loop which only lowers; the notebook now lists such loops and says *Compiling* is logged when a program is lowered and compiles nothing, so a lowering loop named \'compiles\' costs the waiting point."
 
 
 # %% cell 1 [imports] (provided, read-only)

@@ -12,9 +12,9 @@ WHY = {
 }
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
-FAILS = {"diagnose_tells_traces_from_compiles", "ledger_compiled_column", "ledger_traced_column"}
-SCORE = 9
-REVIEW = "Part D's two properties both read the counts, and counting distinct names (two calls of one function counted as 1) fails both; Part E is 1 of 2, as the teacher gave."
+FAILS = {"diagnose_hears_waiting", "diagnose_tells_traces_from_compiles", "ledger_compiled_column", "ledger_traced_column"}
+SCORE = 8
+REVIEW = "Part D's two properties both read the counts, and counting distinct names (two calls of one function counted as 1) fails both; in Part E a loop that only lowers logs *Compiling* first, which this student reads as a compile, so the waiting point goes too (the teacher's wording had no such loop)."
 
 
 # %% cell 1 [imports] (provided, read-only)

@@ -10,9 +10,8 @@ WHY = {
 }
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
-FAILS = {"diagnose_tells_traces_from_compiles"}
-SCORE = 11
-REVIEW = "Part E's two properties are judged apart: the loops that wait are named right (1 point); the loops that only compile, called 'traces', cost the other point."
+FAILS = {"diagnose_hears_waiting", "diagnose_tells_traces_from_compiles"}
+SCORE = 10
 
 
 # %% cell 1 [imports] (provided, read-only)
