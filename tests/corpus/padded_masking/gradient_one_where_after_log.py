@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-FAILS = {'gradient_survives_padding'}
-SCORE = 7
+FAILS = {"gradient_survives_padding"}
+SCORE = 6
 MESSAGE = r"right loss but a gradient of nan in `t` when \d of \d rows are padded and hold"
 
 

@@ -5,8 +5,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-FAILS = {'gradient_survives_padding'}
-SCORE = 7
+FAILS = {"gradient_survives_padding"}
+SCORE = 6
 MESSAGE = r"gradient of nan"
 
 
