@@ -1409,7 +1409,15 @@ def _ledger_extension_claims():
         _eq([ln.rsplit(" ", 1)[1] for ln in out[2:]], ["False", "True"])
         assert out[2].startswith("new values") and out[3].startswith("new shape"), out
 
+    def powered_ledger(run):
+        rows = [ast.literal_eval(line) for line in run.output("powered_rows, signatures_met = [], set()").splitlines()]
+        _eq([(r["label"], r["static"], r["traced"], r["predicted"]) for r in rows],
+            [("first call", {"power": 2}, True, True), ("new values", {"power": 2}, False, False),
+             ("new power only", {"power": 3}, True, True), ("first call again", {"power": 2}, False, False)])
+
     return [
+        Claim(a, "Only the change of `power` traced: a static value is part of the signature, so each new one is a program of its own, and going back to `power=2` found the first program still cached.",
+              powered_ledger),
         Claim(a, "Watch which rows move it.", rows),
         Claim(a, "A jitted function called inside a function JAX is already tracing is part of that trace and is not noted on its own.", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
         Claim(a, "JAX emits a monitoring event each time it starts a top-level trace, turning a Python function into a jaxpr of its own, named after that function (a jitted function traced inside another trace emits none).", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
