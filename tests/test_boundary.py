@@ -17,7 +17,6 @@ back (``submitted/``, ``autograded/``, ``feedback/``).
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import shutil
 import stat

@@ -26,7 +26,6 @@ from traitlets.config import Config
 from autograder.confinement import jail as _jail
 from autograder.confinement import kernel_manager
 from autograder.confinement.preprocessors import ConfinedExecute
-from autograder.grading import registry
 
 
 _kernels = {"fork_server": True}

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import http.cookiejar
 import json
-import os
 import secrets
 import socket
 import subprocess

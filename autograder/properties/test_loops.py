@@ -827,7 +827,7 @@ def test_heaviest_line_counts_copies(submission):
     ):
         _check_heaviest(submission, blocks)
 
-    @settings(VALUES, max_examples=8)
+    @settings(VALUES, max_examples=5)
     @given(blocks=st.lists(st.one_of(_LINE_BLOCK, _LOOP_BLOCK, _STAGED_BLOCK), min_size=2, max_size=4)
            .map(tuple).filter(_fair))
     def check(blocks):
@@ -859,7 +859,7 @@ def test_heaviest_line_inside_calls(submission):
     ):
         _check_heaviest(submission, blocks)
 
-    @settings(VALUES, max_examples=6)
+    @settings(VALUES, max_examples=4)
     @given(blocks=st.tuples(_HELPER_BLOCK, st.lists(st.one_of(_LINE_BLOCK, _LOOP_BLOCK, _STAGED_BLOCK,
                                                                _HELPER_BLOCK), min_size=1, max_size=3))
            .map(lambda t: (t[0],) + tuple(t[1])).filter(_fair))

@@ -499,7 +499,7 @@ FIRST = (
         # conversion NumPy offers: caught as tampering, from the cell after it on.
         "patches-numpy-asarray", HS,
         (insert_after("trainers", "_asarray = np.asarray\nnp.asarray = lambda a, *args, **kwargs: _asarray(a, *args, **kwargs)"),),
-        points(HS, test_reads=0, test_traces=0, test_ledger=0), feedback=r"relies on \(`numpy\.asarray`\)",
+        points(HS, test_reads=0, test_traces=0, test_ledger=0, test_diagnosis=0), feedback=r"relies on \(`numpy\.asarray`\)",
     ),
     Hostile(
         # Equation counts that never grow, by rebinding the tool that stages the loop.
