@@ -294,6 +294,7 @@ def test_sorted_values_match(submission):
     - mode "max": ``mode == "max"``
     - no smoothing step: ``n_iter == 0``
     - several smoothing steps: ``n_iter >= 2``
+    - more than ten smoothing steps: ``n_iter > 10``
     - eps and clip_at Python floats: ``isinstance(eps, float) and isinstance(clip_at, float)``
     - a small clip_at: ``float(clip_at) <= 0.25``
     """
@@ -309,6 +310,7 @@ def test_sorted_values_match(submission):
     )
     @example(x=_LESSON_X, mode="max", n_iter=2, eps=0.5, clip_at=0.6)  # the notebook's own call
     @example(x=_LESSON_X, mode="l2", n_iter=0, eps=0.1, clip_at=0.2)
+    @example(x=_LESSON_X, mode="l2", n_iter=12, eps=0.3, clip_at=0.7)  # "from 0 up": past any small cap
     @example(x=-_LESSON_X, mode="l2", n_iter=3, eps=0.25, clip_at=0.9)
     @example(x=np.array([-2.0, -6.0, -1.0, -3.0, -0.5], np.float32), mode="max", n_iter=1, eps=0.05, clip_at=0.25)
     def check(x, mode, n_iter, eps, clip_at):
@@ -372,8 +374,7 @@ def _sorting_signature(x, mode, n_iter, eps, clip_at) -> str:
     hint="Sort each argument by what a new value does: one that picks which operations run (the reduction "
     "`mode`, the count of a Python loop) is static, one the computation only uses as a number (`eps`, "
     "`clip_at`) stays dynamic, so changing it reuses the compiled program and a 0-d array is accepted (a "
-    "static argument must be hashable, and an array is not). `mode` must be static: each mode is a program of "
-    "its own.",
+    "static argument must be hashable, and an array is not).",
 )
 def test_only_program_choices_static(submission):
     """One argument changes per call, as in a call ledger.
@@ -411,21 +412,8 @@ def test_only_program_choices_static(submission):
     call((x, "l2", 2, 0.3, 0.25), "a call that changed only `clip_at`")
 
     new_mode = (x, "max", 2, 0.1, 0.5)
-    try:
-        with TraceLog() as log:
-            submission.call("normalise_jitted", *new_mode)
-    except CallRaised as failure:
-        raise PropertyFailure(f"`normalise_jitted` failed on a call that changed only `mode`. {failure.problem}",
-                              example=render.call("normalise_jitted", new_mode), got=failure.error_name,
-                              expected="the normalised array") from None
-    if not log.count:
-        raise PropertyFailure(
-            "`normalise_jitted` did not trace for a mode it had never met, at a shape it had: one program serves "
-            "every mode, so the mode reached the program as runtime data. `mode` picks which reduction is built: "
-            "declare it static, so that each mode is a program of its own.",
-            example=render.call("normalise_jitted", new_mode), got="0 traces", expected="1 trace",
-        )
-    call(new_mode, "a call that changed only `mode`")
+    call(new_mode, "a call that changed only `mode`")  # a program of its own, or one program for both modes
+    call(new_mode, "a call that changed only `mode` (made a second time)")
     call((x, "max", 2, 0.6, 0.5), "a call that changed only `eps`, in mode 'max'")
     call((x, "max", 2, 0.6, 0.15), "a call that changed only `clip_at`, in mode 'max'")
     for n_iter in (3, 0):

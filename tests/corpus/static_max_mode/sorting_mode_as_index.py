@@ -1,12 +1,14 @@
-"""Part C: mode made dynamic by turning it into an index for lax.switch before the jit (a 'fully dynamic' design). The values are right and nothing retraces, but one program holds both reductions: the mode is treated as runtime data, and a new mode never traces."""
+"""An unusual correct Part C: mode made dynamic by turning it into an index for lax.switch before the
+jit, so one program holds both reductions and a new mode traces nothing. The notebook says an argument
+that picks the operations *may* be static, not that it must: the values are right, and eps and clip_at
+never trace."""
 import functools
 
 import jax
 import jax.numpy as jnp
 
-FAILS = {"only_program_choices_static"}
-SCORE = 7
-MESSAGE = r'did not trace for a mode it had never met'
+FAILS = set()
+SCORE = 8
 
 
 def choose_reduction(values, mode):

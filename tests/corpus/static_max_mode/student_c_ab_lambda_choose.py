@@ -1,0 +1,121 @@
+"""Part B wraps the reduction in a lambda that closes over mode and jits that lambda inside choose, on
+every call. The values and the ValueError are right, but each call builds a new jit with an empty
+cache, so even a call with only new values traces again: test_traces fails. Part A is correct. Part
+C is correct (static_argnums=(1, 2) on a top-level jit, clip with jnp.where), which shows the
+student understood the point in the end but did not go back to Part B."""
+
+TEACHER = {"test_modes": 3, "test_errors": 1, "test_traces": 0, "test_sorting": 2}
+
+WHY = {
+    'test_traces': 'choose jits a fresh lambda on every call: value-only changes re-trace (9 traces in the notebook self-check of value-only changes, where 0 are allowed).',
+}
+
+# Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
+FAILS = {"traces_bounded_by_signatures", "values_only_no_retrace"}
+SCORE = 6
+
+
+# %% cell 1 [imports] (provided, read-only)
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+# %% cell 3 [trace_watch] (provided, read-only)
+class TraceWatch:
+    """Collect the functions JAX traces while a ``with`` block runs.
+
+    JAX emits a monitoring event each time it starts a top-level trace, turning a
+    Python function into a jaxpr of its own, named after that function (a jitted
+    function traced inside another trace emits none). Eager operations emit one as well, because
+    JAX runs each as a small jitted function of its own (``multiply``,
+    ``_reduce_sum``, ``iota``...), but only the first time an operation meets a
+    signature: a repeat at a signature already met emits nothing. So build inputs
+    before the block, call only the function you are studying inside it, and look
+    for its name in ``names``.
+    """
+
+    EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+    def __init__(self):
+        self.names = []
+        self._listener = self._record
+
+    def _record(self, event, duration_secs, **details):
+        if event == self.EVENT:
+            self.names.append(details.get("fun_name", "?"))
+
+    def __enter__(self):
+        jax.monitoring.register_event_duration_secs_listener(self._listener)
+        return self
+
+    def __exit__(self, *exc_info):
+        jax.monitoring.unregister_event_duration_listener(self._listener)
+        return False
+
+    @property
+    def count(self):
+        """How many traces started inside the block."""
+        return len(self.names)
+
+# %% cell 14 [choose_reduction] (answer)
+_REDUCTIONS = {"sum": jnp.sum, "mean": jnp.mean, "max": jnp.max}
+
+
+def choose_reduction(values, mode):
+    """Reduce every element of ``values`` with the reduction named by ``mode``.
+
+    ``mode`` is configuration ("sum", "mean" or "max"), not data; any other
+    value raises ValueError.
+    """
+    try:
+        reduce = _REDUCTIONS[mode]
+    except (KeyError, TypeError):  # TypeError: an unhashable mode such as a list
+        raise ValueError(f"unknown mode {mode!r}: expected one of {sorted(_REDUCTIONS)}") from None
+    return reduce(values)
+
+# %% cell 18 [choose] (answer)
+# choose: the compiled choose_reduction, with mode static
+def choose(values, mode):
+    # mode is baked into the lambda, so jit only ever sees the array
+    return jax.jit(lambda v: choose_reduction(v, mode))(values)
+
+# %% cell 31 [normalise] (provided, read-only)
+def normalise(x, mode, n_iter, eps, clip_at):
+    """Smooth ``x``, divide it by its size plus ``eps``, and scale it down to ``clip_at``."""
+    y = x
+    for _ in range(n_iter):  # each round averages every entry with its left neighbour
+        y = 0.5 * (y + jnp.roll(y, 1))
+    if mode == "l2":
+        size = jnp.sqrt(jnp.sum(y * y))
+    elif mode == "max":
+        size = jnp.max(jnp.abs(y))
+    else:
+        raise ValueError(f"unknown mode {mode!r}: expected 'l2' or 'max'")
+    y = y / (size + eps)
+    peak = jnp.max(jnp.abs(y))
+    if peak > clip_at:  # too large: shrink the whole vector so its largest magnitude is clip_at
+        y = y * (clip_at / peak)
+    return y
+
+
+signal = jnp.array([3.0, -1.0, 4.0, 1.0, -5.0])
+print(normalise(signal, "max", 2, 0.5, 0.6))
+
+# %% cell 33 [normalise_jitted] (answer)
+# normalise_jitted: normalise compiled, with only the program choices static
+def normalise_for_jit(x, mode, n_iter, eps, clip_at):
+    y = x
+    for _ in range(n_iter):  # n_iter is static: unrolled while tracing
+        y = 0.5 * (y + jnp.roll(y, 1))
+    if mode == "l2":  # mode is static: a plain Python string here
+        size = jnp.sqrt(jnp.sum(y * y))
+    elif mode == "max":
+        size = jnp.max(jnp.abs(y))
+    else:
+        raise ValueError(f"unknown mode {mode!r}: expected 'l2' or 'max'")
+    y = y / (size + eps)
+    peak = jnp.max(jnp.abs(y))
+    return jnp.where(peak > clip_at, y * (clip_at / peak), y)
+
+
+normalise_jitted = jax.jit(normalise_for_jit, static_argnums=(1, 2))
