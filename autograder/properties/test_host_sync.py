@@ -753,7 +753,7 @@ LABELS = ("traces", "compiles", "waits")
 
 #: What each kind of loop step does, in the words feedback uses.
 _LOOP_WORDS = {
-    "call": "calls the compiled step",
+    "call": "calls the step",
     "read": "calls the compiled step and converts the result to NumPy",
     "static": "calls the step jitted with `lr` static, at a new learning rate",
     "commit": "calls the compiled step on θ committed to the device with `jax.device_put(theta, device)`",
