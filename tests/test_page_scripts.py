@@ -118,7 +118,7 @@ def test_the_autograded_notebook_shows_the_answer_as_text_and_drops_the_javascri
     boxes = [o.data for c in nb.cells if c.cell_type == "code" for o in c.outputs
              if o.get("data", {}).get("text/plain", "").startswith(f"{ASSIGNMENT} / ")]
     # The grader's own feedback boxes, byte for byte as the judge wrote them.
-    assert len(boxes) == 3 and all(d["text/html"] == html_of(d["text/plain"]) for d in boxes)
+    assert len(boxes) == 4 and all(d["text/html"] == html_of(d["text/plain"]) for d in boxes)
 
 
 @slow

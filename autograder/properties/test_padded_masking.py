@@ -472,7 +472,7 @@ def _with_loss_examples(check):
 def _reference_loss(t: float, real: np.ndarray) -> tuple[float, float, float, float]:
     """The unpadded loss and its derivative in t, in float64, with the magnitudes their float32
     rounding scales with: (value, value magnitude, slope, slope magnitude)."""
-    logs = np.log(real.astype(np.float64))
+    logs = np.log(np.asarray(real, np.float64))
     t = float(np.float32(t))
     value = float(np.mean((logs - t) ** 2))
     slope = float(-2.0 * np.mean(logs - t))

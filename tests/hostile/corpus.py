@@ -589,7 +589,8 @@ FIRST = (
         # The entry that forged the seal of the kernel's grade(), once the one strict xfail: with every
         # verdict the judge's, outside the kernel, there is no seal, no key, and nothing to forge.
         "forges-seals", PM, stub("pad_batch", "masked_objective") + (insert_after("imports", FORGES_SEALS),),
-        zero(PM), feedback=r"has no attribute '_sealer'",
+        # Part C, answered as the sample answers it and judged by its values, keeps its points.
+        points(PM, test_padding=0, test_objective=0, test_traces=0), feedback=r"has no attribute '_sealer'",
     ),
     Hostile(
         "digs-into-the-judge", PM, stub("pad_batch", "masked_objective") + (insert_after("imports", DIGS_INTO_THE_JUDGE),),
@@ -601,7 +602,8 @@ FIRST = (
          insert_after("imports", FALSIFIES_KERNEL_EVIDENCE)),
         # What a call raised is the kernel's word, so the rewritten reply still passes `raises ValueError`
         # with a stub; the notebook imports the grading package, so it is flagged and that point withheld.
-        zero(PM), feedback=r"padded_masking / padding: 0 of 2 points\n NOTE  Reaches into the grader",
+        # Part C, answered as the sample answers it and judged by its values, keeps its points.
+        points(PM, test_padding=0, test_objective=0, test_traces=0), feedback=r"padded_masking / padding: 0 of 2 points\n NOTE  Reaches into the grader",
     ),
     Hostile(
         "hides-trace-events", SMM, (replace("choose", HIDES_TRACES),),

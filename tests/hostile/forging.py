@@ -87,14 +87,15 @@ ENTRIES: tuple[Hostile, ...] = (
         # overflow check (1 point), as falsifies-kernel-evidence did. With it: withheld.
         "rewrites-replies-through-gc", PM,
         stub("pad_batch", "masked_objective") + (insert_after("imports", REWRITES_REPLIES_THROUGH_GC),),
-        zero(PM), feedback=FLAGGED + r".*cell \d+: `import gc`",
+        points(PM, test_padding=0, test_objective=0, test_traces=0), feedback=FLAGGED + r".*cell \d+: `import gc`",  # Part C, judged by its values, keeps its points
     ),
     Hostile(
         # Right values, and a cell that only looks at the stack: values keep their points, the checks
         # that rest on the kernel's word (the errors, the traces) are withheld.
         "tells-grading-by-frames", SMM,
         (insert_after("choose", TELLS_GRADING_BY_FRAMES),),
-        points(SMM, test_errors=0, test_traces=0), feedback=FLAGGED + r".*`__import__\(\.\.\.\)`",
+        points(SMM, test_errors=0, test_traces=0, test_sorting=1),  # Part C: its values kept, its traces withheld
+        feedback=FLAGGED + r".*`__import__\(\.\.\.\)`",
     ),
     Hostile(
         # The step one run handed the trainers, pasted as the notebook's `sgd_step`: it is not the lesson's

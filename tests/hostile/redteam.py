@@ -211,8 +211,9 @@ ENTRIES: tuple[Hostile, ...] = (
         "rewrites-replies-unflagged", PM,
         (replace("pad_batch", UNFINISHED_PAD_BATCH), *stub("masked_objective"),
          insert_after("imports", REWRITES_REPLIES_UNFLAGGED)),
-        # Flagged since reach.py counts vars() and a setattr of a computed name as reaching.
-        zero(PM), feedback=r"padded_masking / padding: 0 of 2 points\n NOTE  Reaches into the grader",
+        # Flagged since reach.py counts vars() and a setattr of a computed name as reaching; Part C, judged
+        # by its values, keeps its points.
+        points(PM, test_padding=0, test_objective=0, test_traces=0), feedback=r"padded_masking / padding: 0 of 2 points\n NOTE  Reaches into the grader",
     ),
     Hostile(
         "pastes-a-rescaled-step", HS, _pastes_a_rescaled_step,

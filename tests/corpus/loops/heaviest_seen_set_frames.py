@@ -1,5 +1,6 @@
 """An unusual correct Part D: it walks sub-jaxprs with a "seen" set (as the dump does) and finds each
-equation's line in `eqn.source_info.traceback.frames`, the innermost frame in the function's own file.
+equation's line in `eqn.source_info.traceback.frames`, the innermost frame in the function's own file
+(`inspect.getsourcefile(fn)`).
 The graders' functions hold no sub-jaxpr twice, so both choices give the right line."""
 import functools
 
@@ -47,6 +48,7 @@ def count_equations(fn, *args):
 quantise_jitted = jax.jit(quantise)
 
 import collections
+import inspect
 import re
 
 from jax.extend import source_info_util
@@ -68,7 +70,7 @@ def _subs(eqn):
                 yield sub
 
 def heaviest_line(fn, *args):
-    file_name = fn.__code__.co_filename
+    file_name = inspect.getsourcefile(fn)
     per_line, seen = collections.Counter(), set()
 
     def walk(jaxpr):

@@ -7,9 +7,8 @@ WHY = {
 }
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
-FAILS = {"heaviest_line_inside_calls"}
-SCORE = 7
-REVIEW = "JAX records an equation's traceback only up to the function being traced, so the last frame is that function's own line: right for every equation written directly in fn, scan and fori bodies included (1 point), and a line inside JAX's code for a loop inside a jitted helper (the other point)."
+FAILS = {"heaviest_line_counts_copies", "heaviest_line_inside_calls"}
+SCORE = 6
 
 
 # %% cell 1 [imports] (provided, read-only)
