@@ -27,7 +27,7 @@ from jax.extend import core as jax_core
 
 __all__ = [
     "count_top_level", "count_recursive", "primitive_counts", "sub_jaxprs", "jaxpr_of", "staged_loops",
-    "Outline", "outline", "from_outline", "equations_by_line",
+    "Outline", "outline", "from_outline", "equations_by_line", "line_of",
 ]
 
 
@@ -187,19 +187,26 @@ def from_outline(data) -> Outline:
     return build(data, 0)
 
 
+def line_of(eqn, file_name: str) -> int | None:
+    """The line of ``file_name`` that created an equation: the innermost frame of its traceback in that
+    file (the line that ran the operation, inside a function it called too), as the ``eqn_count_pprof``
+    dump and ``jax.extend.source_info_util.summarize`` attribute it; None where no frame is there
+    (JAX's own bookkeeping, such as a loop's counter)."""
+    traceback = eqn.source_info.traceback
+    for frame in traceback.frames if traceback is not None else ():
+        if frame.file_name == file_name:
+            return frame.line_num
+    return None
+
+
 def equations_by_line(jaxpr, file_name: str) -> Counter:
-    """How many equations, counted recursively, each line of ``file_name`` created: an equation
-    belongs to the innermost frame of its traceback in that file (the line that ran the operation,
-    inside a function it called too), as the ``eqn_count_pprof`` dump and
-    ``jax.extend.source_info_util.summarize`` attribute it. An equation with no frame there (JAX's own
-    bookkeeping, such as a loop's counter) belongs to no line."""
+    """How many equations, counted recursively, each line of ``file_name`` created (:func:`line_of`);
+    an equation that belongs to no line is not counted."""
     counts: Counter = Counter()
     for eqn in _open(jaxpr).eqns:
-        traceback = eqn.source_info.traceback
-        for frame in traceback.frames if traceback is not None else ():
-            if frame.file_name == file_name:
-                counts[frame.line_num] += 1
-                break
+        line = line_of(eqn, file_name)
+        if line is not None:
+            counts[line] += 1
         for sub in sub_jaxprs(eqn):
             counts.update(equations_by_line(sub, file_name))
     return counts

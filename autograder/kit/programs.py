@@ -277,12 +277,12 @@ def listing(blocks):
     return fn
 
 
-def describe_listing(blocks, line: int | None = None) -> str:
-    """A listing's source with numbered lines (an arrow at ``line``), for feedback."""
+def describe_listing(blocks) -> str:
+    """A listing's source with numbered lines, for feedback."""
     text, _ = listing_source(blocks)
     numbered = []
     for number, source in enumerate(text.splitlines(), start=1):
         if number <= _HEADER_LINES:
             continue
-        numbered.append(f"{'>' if number == line else ' '}{number:3d}  {source}")
+        numbered.append(f" {number:3d}  {source}")
     return "\n".join(numbered)

@@ -23,7 +23,7 @@ from autograder.kit import (
     prop, render, signature_of,
 )
 from autograder.kit.jaxprs import (
-    count_recursive, count_top_level, equations_by_line, primitive_counts, staged_loops, sub_jaxprs,
+    count_recursive, count_top_level, equations_by_line, line_of, primitive_counts, staged_loops, sub_jaxprs,
 )
 
 # ---------------------------------------------------------------------------------------- rolled
@@ -678,13 +678,8 @@ def _lines(blocks):
     return fn, closed, equations_by_line(closed, programs.LISTING_FILE)
 
 
-def _line_of(eqn) -> int | None:
-    """The listing's line that created an equation (the innermost frame there), or None."""
-    traceback = eqn.source_info.traceback
-    for frame in traceback.frames if traceback is not None else ():
-        if frame.file_name == programs.LISTING_FILE:
-            return frame.line_num
-    return None
+def _line(eqn) -> int | None:
+    return line_of(eqn, programs.LISTING_FILE)
 
 
 def _heaviest(counts) -> int | None:
@@ -718,8 +713,8 @@ def _misreadings(blocks, closed, counts) -> list[tuple[int, str]]:
 
     def walk(jaxpr, times):
         for eqn in jaxpr.eqns:
-            if _line_of(eqn) is not None:
-                weighted[_line_of(eqn)] += times
+            if (line := _line(eqn)) is not None:
+                weighted[line] += times
             for sub in sub_jaxprs(eqn):
                 walk(sub, times * int(eqn.params.get("length", 1)))
 
@@ -729,12 +724,12 @@ def _misreadings(blocks, closed, counts) -> list[tuple[int, str]]:
                   "holds. The body is written once, as one sub-jaxpr, whatever the number of turns."))
     top = Counter()
     for eqn in closed.jaxpr.eqns:
-        if _line_of(eqn) is not None:
-            top[_line_of(eqn)] += 1
+        if (line := _line(eqn)) is not None:
+            top[line] += 1
     one_level = Counter(top)
     for eqn in closed.jaxpr.eqns:
         for sub in sub_jaxprs(eqn):
-            one_level.update(_line_of(inner) for inner in sub.eqns if _line_of(inner) is not None)
+            one_level.update(line for inner in sub.eqns if (line := _line(inner)) is not None)
     if one_level != top:
         picks.append((_heaviest(one_level), "That line wins when the walk stops one level down: a loop inside a "
                       "jitted helper is two jaxprs deep (the helper's, then the loop body's), so walk into every "
@@ -746,7 +741,7 @@ def _misreadings(blocks, closed, counts) -> list[tuple[int, str]]:
 
     def walk_frames(jaxpr, holder):
         for eqn in jaxpr.eqns:
-            line = _line_of(eqn)
+            line = _line(eqn)
             if line is not None:
                 by_column[(line, str(jax.extend.source_info_util.summarize(eqn.source_info)))] += 1
             if holder if holder is not None else line is not None:
