@@ -545,9 +545,24 @@ def _mutant_first_seen(name, value):
 '''
 
 
+#: Transformations that keep a function's parameters, so that ``jax.jit(jax.grad(f))`` traces f's.
+_KEEPS_PARAMETERS = {"grad", "value_and_grad"}
+
+
+def _handed_def(node: ast.Call) -> ast.AST:
+    """What a ``jax.jit(...)`` call compiles: its first argument, seen through ``jax.grad`` and
+    ``jax.value_and_grad`` (``jax.jit(jax.value_and_grad(masked_loss))`` traces ``masked_loss``)."""
+    handed = node.args[0]
+    while (isinstance(handed, ast.Call) and handed.args
+           and getattr(handed.func, "attr", getattr(handed.func, "id", None)) in _KEEPS_PARAMETERS):
+        handed = handed.args[0]
+    return handed
+
+
 def wrapped_defs(modules: list[ast.Module]) -> dict[str, list[str]]:
     """``{name: parameter names}`` of the notebook's plain ``def``s that some line hands to
-    ``jax.jit`` (``masked_score = jax.jit(masked_objective)``)."""
+    ``jax.jit`` (``masked_score = jax.jit(masked_objective)``, or through a gradient:
+    ``jax.jit(jax.value_and_grad(masked_loss))``)."""
     defs, wrapped = {}, {}
     for module in modules:
         for node in ast.walk(module):
@@ -555,8 +570,8 @@ def wrapped_defs(modules: list[ast.Module]) -> dict[str, list[str]]:
                 defs[node.name] = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
     for module in modules:
         for node in ast.walk(module):
-            if jit_call(node) and isinstance(node.args[0], ast.Name) and node.args[0].id in defs:
-                wrapped[node.args[0].id] = _dynamic(defs[node.args[0].id], node.keywords)
+            if jit_call(node) and isinstance(handed := _handed_def(node), ast.Name) and handed.id in defs:
+                wrapped[handed.id] = _dynamic(defs[handed.id], node.keywords)
     return wrapped
 
 
