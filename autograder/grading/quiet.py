@@ -22,7 +22,8 @@ def quiet():
 
     Logging itself stays on: a handler the student's code adds while it runs (to read JAX's
     compile log, say) receives its records, and writes nowhere but where that code sends them. Every
-    handler that existed before (the kernel's own, one bound to the cell's stderr) drops them."""
+    handler that existed before (the kernel's own, one bound to the cell's stderr) drops them, but
+    for the notebook's own within :func:`heard`."""
     sink = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         warnings.simplefilter("ignore")
@@ -34,12 +35,38 @@ def _drop(record) -> bool:
     return False
 
 
+def _installed() -> dict:
+    """Every handler of every logger there is now, by id."""
+    loggers = [logging.root] + [lg for lg in list(logging.root.manager.loggerDict.values())
+                                if isinstance(lg, logging.Logger)]
+    return {id(h): h for lg in loggers for h in list(lg.handlers)}
+
+
+@contextlib.contextmanager
+def heard():
+    """While the block runs (a call of the notebook's own code, inside :func:`quiet`), the notebook's
+    own handlers hear the records again: those of a class the notebook defined that are no stream
+    handler. They do only what the notebook's code does, which runs in the call anyway; muted, an
+    honest `diagnose` reading JAX's compile log through a handler installed when its cell ran heard
+    nothing (the red team's `diagnoses-with-an-earlier-handler`). A stream handler stays muted: made
+    in an earlier cell, its stream is that cell's stderr. Only within the student's call: a handler
+    that raises then fails that call, as it does in the notebook, and never the serving code's own
+    work with JAX around it (decoding arguments, running a thunk of the grader's)."""
+    own = [h for h in _installed().values() if _drop in h.filters
+           and type(h).__module__ == "__main__" and not isinstance(h, logging.StreamHandler)]
+    for handler in own:
+        handler.removeFilter(_drop)
+    try:
+        yield
+    finally:
+        for handler in own:
+            handler.addFilter(_drop)
+
+
 @contextlib.contextmanager
 def _handlers_muted():
     """Every log handler installed now drops every record until the block ends."""
-    loggers = [logging.root] + [lg for lg in list(logging.root.manager.loggerDict.values())
-                                if isinstance(lg, logging.Logger)]
-    muted = {id(h): h for lg in loggers for h in list(lg.handlers)}
+    muted = _installed()
     if logging.lastResort is not None:
         muted[id(logging.lastResort)] = logging.lastResort
     for handler in muted.values():

@@ -26,7 +26,7 @@ from autograder.grading import wire
 from autograder.grading.grade import as_failure
 from autograder.grading.integrity import tampered
 from autograder.grading.limits import PropertyTimeout, full_budget, time_limit
-from autograder.grading.quiet import quiet
+from autograder.grading.quiet import heard, quiet
 from autograder.grading.results import PropertyFailure
 from autograder.grading.submission import Submission, describe_error, staged
 from autograder.kit.compiles import CompileLog
@@ -170,7 +170,7 @@ class Agent:
     def _timed(self, fn, args, kwargs):
         cpu, wall = time.process_time(), time.monotonic()
         try:
-            with time_limit(self.left):
+            with heard(), time_limit(self.left):  # the notebook's own log handlers hear its call (timer off first)
                 return fn(*args, **kwargs)
         finally:
             for kind, spent in (("CPU", time.process_time() - cpu), ("wall-clock", time.monotonic() - wall)):
