@@ -24,6 +24,9 @@ from autograder.grading import reach
     # the red team's: the module table as a namespace, names spelled backwards, a computed setattr
     "import sys\ntable = vars(sys)[''.join(reversed('seludom'))]",
     "name = ''.join(reversed('rewsna'))\nsetattr(type(obj), name, lambda self, r: r)",
+    # the second red team's: what a loop handed to `diagnose` closes over (the grader's steps)
+    "def diagnose(loop):\n    return loop.__closure__[0].cell_contents.actions",
+    "import inspect\ndef diagnose(loop):\n    return inspect.getclosurevars(loop).nonlocals",
 ])
 def test_each_way_of_reaching_is_flagged(source):
     assert reach.scan_source(source), source

@@ -26,7 +26,7 @@ from traitlets import Float, Int, Unicode
 
 from autograder.confinement import PACKAGE_ROOT
 from autograder.confinement.kernel_manager import ConfinedKernelManager
-from autograder.grading import feedback, judge, reach, registry
+from autograder.grading import drawn, feedback, judge, reach, registry
 from autograder.grading.cells import GRADE_CALL, is_autograder_test
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -367,6 +367,8 @@ class ConfinedExecute(Execute):
         self._notebook_memo: dict = {}  # what the judge's properties note for later grade cells of this notebook
         self._output_total, self._cells_cut = 0, set()  # bytes of output seen; cells whose outputs were cut
         reach.note(nb, self._notebook_memo)  # cells that reach into the grader: the judges withhold evidence points
+        drawn.note(self._notebook_memo, [cell.source for cell in nb.cells  # what a drawn order is seeded with
+                                         if cell.cell_type == "code" and not is_autograder_test(cell)])
         began = time.perf_counter()
         try:
             return super().preprocess(nb, resources, km)

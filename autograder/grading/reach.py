@@ -66,7 +66,8 @@ _ATTRIBUTES = {
 _MODULE_ATTRIBUTES = {
     "sys": {"modules": "the interpreter's module table"},
     "inspect": {name: "frame inspection" for name in (
-        "stack", "currentframe", "getouterframes", "getinnerframes", "trace", "getframeinfo")},
+        "stack", "currentframe", "getouterframes", "getinnerframes", "trace", "getframeinfo")}
+               | {"getclosurevars": "a function's hidden state"},
     "traceback": {name: "frame inspection" for name in (
         "extract_stack", "walk_stack", "format_stack", "print_stack")},
     "base64": {name: "text decoded at run time" for name in (

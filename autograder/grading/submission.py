@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from autograder.grading import render
+from autograder.grading import drawn, render
 from autograder.grading.cells import is_autograder_test
 from autograder.grading.integrity import tampered
 from autograder.grading.limits import time_limit
@@ -204,8 +204,11 @@ def from_python(path: str | Path) -> Submission:
     """Load a submission written as a plain Python file (the project's own corpus)."""
     path = Path(path)
     namespace: dict = {"__name__": f"submission_{path.stem}"}
-    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
-    return Submission(namespace, label=f"`{path.name}`")
+    text = path.read_text(encoding="utf-8")
+    exec(compile(text, str(path), "exec"), namespace)
+    submission = Submission(namespace, label=f"`{path.name}`")
+    drawn.note(submission.notebook_memo, [text])
+    return submission
 
 
 def from_notebook(path: str | Path) -> Submission:
@@ -237,4 +240,6 @@ def from_cells(sources: list[tuple[int, str]], name: str) -> Submission:
             exec(compile(transform(source), f"{name}[cell {index}]", "exec"), namespace)
         except Exception as error:
             print(f"{name}: cell {index} raised {type(error).__name__}: {_first_line(error)}")
-    return Submission(namespace, label=f"`{name}`")
+    submission = Submission(namespace, label=f"`{name}`")
+    drawn.note(submission.notebook_memo, [source for _, source in sources])
+    return submission

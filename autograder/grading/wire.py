@@ -212,13 +212,15 @@ def _decode_handed(x, tag: str, handing: Handing):
         if tag == "program":
             return programs.program(x.get("parts"), x.get("arity"))
         if tag == "listing":
-            return programs.listing(x.get("blocks"))
+            fn = programs.listing(x.get("blocks"))
+            del fn.listing  # the description would name the heaviest line; the notebook reads the program
+            return fn
         if tag == "compiled":
             return handed_kit.Compiled.from_serialized(str(x.get("data", "")), x.get("parameters"))
         if tag == "thunk":
             thunk = handed_kit.Thunk.from_data(x)
             handing.made.append(thunk)
-            return thunk
+            return thunk.handed()
     except (programs.ProgramError, handed_kit.HandedError, ValueError) as error:
         raise WireError(f"a {tag} that cannot be rebuilt: {error}") from None
     if tag == "placeholder read":

@@ -18,7 +18,8 @@
   :func:`student_compiled`;
 - host reads (device-to-host conversions, which ``transfer_guard`` misses on CPU):
   :class:`HostReads`, :func:`conversion_under_trace`, :func:`spoken`;
-- :mod:`render`: inputs and results in plain words for feedback;
+- :mod:`render`: inputs and results in plain words for feedback; :mod:`drawn`: an order drawn once per
+  notebook (``drawn.rng(submission.notebook_memo)``), the same at every regrade;
 - submodules for one kind of evidence each: :mod:`autograder.kit.jaxprs` (equation counts of a
   staged computation, sub-jaxprs found by type) and :mod:`autograder.kit.cache_log` (JAX's own
   cache-miss explanations, captured live);
@@ -28,7 +29,7 @@
 See ``docs/authoring.md`` for how to write a property that is sound.
 """
 
-from autograder.grading import render
+from autograder.grading import drawn, render
 from autograder.grading.registry import prop
 from autograder.grading.results import CallRaised, PropertyFailure
 from autograder.kit.checks import BAKED, close, first_failure, op_by_op, other_values, scalar
@@ -47,7 +48,7 @@ from autograder.kit.traces import (
 )
 
 __all__ = [
-    "BAKED", "CallRaised", "CompileLog", "HostReads", "compiles_during", "conversion_under_trace", "spoken", "student_compiled", "GARBAGE", "PropertyFailure", "Retraced", "SHAPES", "SignatureAudit", "TRACES", "TraceLog",
+    "BAKED", "CallRaised", "drawn", "CompileLog", "HostReads", "compiles_during", "conversion_under_trace", "spoken", "student_compiled", "GARBAGE", "PropertyFailure", "Retraced", "SHAPES", "SignatureAudit", "TRACES", "TraceLog",
     "VALUES", "clear_cache_of", "close", "first_failure", "float32_values", "op_by_op", "other_values", "prop", "render",
     "scalar", "signature_of", "student_traced", "traces_during", "vectors",
 ]

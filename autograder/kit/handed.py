@@ -112,7 +112,8 @@ class Thunk:
 
     Each action is ``(kind, length, lr form)``: ``kind`` one of :data:`ACTIONS`, the inputs a float32
     θ of that length and a learning rate 0.25, a Python float (``"weak"``) or a float32 array
-    (``"strong"``). Calling the thunk does them in turn and returns what the last one returned;
+    (``"strong"``). Calling the thunk does them in turn and returns None: what JAX did is the
+    evidence, never what a step returned (a ``.trace`` gives a ``Traced``, which would name the kind);
     ``calls`` counts the calls. Besides the program's own methods, an action may be a step of a
     training loop gone slow: ``"read"`` calls it and converts the result to NumPy (a host read),
     ``"static"`` calls the program jitted with the learning rate static, at a learning rate this
@@ -133,11 +134,19 @@ class Thunk:
         jitted = _PROGRAMS.get(self.program)
         if jitted is None:
             jitted = _PROGRAMS[self.program] = jax.jit(programs.program(*self.recipe))
-        results = [_act(jitted, *action) for action in self.actions]
-        return results[-1] if len(results) == 1 else tuple(results)
+        for action in self.actions:
+            _act(jitted, *action)
 
     def __repr__(self) -> str:
         return "<a thunk of the grader's>"
+
+    def handed(self):
+        """What the notebook's code is given: a plain function of no arguments that runs this thunk,
+        without the thunk's attributes (its program and actions would name its kind)."""
+        def thunk():
+            self()
+
+        return thunk
 
     def to_data(self) -> dict:
         return {"program": self.program, "recipe": [self.recipe[0], self.recipe[1]],

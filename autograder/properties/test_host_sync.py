@@ -33,7 +33,7 @@ from jax import export
 
 from autograder.kit import (
     TRACES, VALUES, CallRaised, CompileLog, HostReads, PropertyFailure, SignatureAudit, TraceLog,
-    conversion_under_trace, first_failure, other_values, prop, render, signature_of, spoken,
+    conversion_under_trace, drawn, first_failure, other_values, prop, render, signature_of, spoken,
 )
 from autograder.kit.handed import Compiled, Thunk
 from autograder.kit.jaxprs import sub_jaxprs
@@ -848,9 +848,11 @@ def _diagnoses(submission) -> list[_Diagnosis]:
         diagnoses: list[_Diagnosis] = []
         failure = None
         try:
-            for kind, turns, then in (("read", 3, None), ("static", 3, None), ("commit", 3, None), ("call", 2, None),
-                                      ("static", 1, None), ("stack", 2, None), ("work", 2, None), ("lower", 2, None),
-                                      ("commit", 1, "static")):  # compiles first, then traces
+            stories = [("read", 3, None), ("static", 3, None), ("commit", 3, None), ("call", 2, None),
+                       ("static", 1, None), ("stack", 2, None), ("work", 2, None), ("lower", 2, None),
+                       ("commit", 1, "static")]  # the last: compiles first, then traces
+            drawn.rng(submission.notebook_memo).shuffle(stories)  # "in an order they draw": one per notebook
+            for kind, turns, then in stories:
                 diagnoses += _loop_story(submission, kind, turns, then=then)
 
             def generated(order):

@@ -28,10 +28,18 @@ listings), through real ``nbgrader autograde`` batches (serial, as root) and the
   numbers (``kit/handed.py:182 (_act)``, ``kit/programs.py:116``, the fork server's frames), and no
   line of the grader's source (the files are hidden, so ``linecache`` has none);
 - ``diagnoses-by-what-the-loop-returns``, ``diagnoses-by-the-judges-order``: Part E's 2 points with no
-  log read: from the value the loop returns, or from the fixed order in which the graders hand their
-  loops (gaps). Reading the loop object itself (``loop.actions``, ``loop.program``, which name every
-  step and the program) also earned 2 of 2 and is not flagged by the reach scan;
-- ``attributes-by-the-listings-design``: Part D's 2 points with no jaxpr, from ``fn.listing`` (a gap).
+  log read: from the value the loop returns, or from the fixed order in which the graders handed their
+  loops. Reading the loop object itself (``loop.actions``, ``loop.program``, which name every step and
+  the program) also earned 2 of 2 and was not flagged by the reach scan. Fixed: a loop handed to the
+  notebook is a plain function that returns None (``Thunk.handed``; its closure is flagged, and so is
+  ``inspect.getclosurevars``), and the stories come in an order drawn per notebook from a digest of its
+  code (``autograder.grading.drawn``: the same at every regrade, another for another notebook): 0 of 2;
+- ``attributes-by-the-listings-design``: Part D's 2 points with no jaxpr, from ``fn.listing``. Fixed: the
+  kernel's function no longer carries its description (0 of 2). What stays open, not an entry: the
+  listing's text is in ``linecache`` by design (``summarize`` reads it), and an answer that parses it
+  and knows how many equations each kind of line writes (a Python loop turns times its body, a staged
+  body once plus one, ``softmax`` nine, which only feedback or a jaxpr tells) is reasoning about the
+  program's size from its source; the ``softmax`` and helper examples keep it from a pure text rule.
 
 Read in ``quiet.py``, not run: a handler attached during a call to a logger made later writes where
 the call's own code sends it (``sys.stderr`` is the sink then); ``propagate`` off with no handler sends
@@ -40,13 +48,13 @@ records to ``lastResort``, muted.
 
 from __future__ import annotations
 
-from .model import HS, LP, Gap, Hostile, points
+from .model import HS, LP, Hostile, points
 from .notebooks import insert_after, replace
 
-#: No log read: the answer is in what the loop returns. A grader's loop returns what its last step
-#: returned, a tuple of each step's result when it has several: one step is always a first run (a
-#: trace); a Lowered program or a NumPy array at the end, a loop that waits; a stacked array, or steps
-#: whose values differ (a new static learning rate each), a loop that traces; equal arrays, compiles.
+#: No log read: the answer was in what the loop returned (what its last step returned, a tuple of each
+#: step's result when it had several: one step was always a first run, a trace; a Lowered program or a
+#: NumPy array at the end, a loop that waits; a stacked array, or steps whose values differ, a loop that
+#: traces; equal arrays, compiles). A loop returns None now: every loop reads as "traces".
 READS_WHAT_THE_LOOP_RETURNS = '''
 def diagnose(loop):
     result = loop()
@@ -62,8 +70,9 @@ def diagnose(loop):
     return "compiles"
 '''
 
-#: The answers in the order the graders ask (their order is derandomized: the same for every notebook),
-#: learnt from the feedback of earlier submissions; the loop is run once, its log never read.
+#: The answers in the order the graders asked when it was the same for every notebook, learnt from the
+#: feedback of earlier submissions; the loop is run once, its log never read. The order is drawn per
+#: notebook now, and this notebook's draw is not the old order: both checks fail.
 KNOWS_THE_ORDER = '''
 _answers = iter("traces waits traces traces traces compiles traces compiles traces traces traces traces "
                 "traces waits traces waits traces traces traces waits traces traces traces compiles".split())
@@ -156,8 +165,8 @@ for line in _kept:
     print(line)
 '''
 
-#: No jaxpr: the function the grader hands over carries its own description (``fn.listing``, how it
-#: travels), and the equations each kind of block writes were fitted to the per-line counts that
+#: No jaxpr: the function the grader handed over carried its own description (``fn.listing``, how it
+#: travels; the kernel's copy no longer has it), and the equations each kind of block writes were fitted to the per-line counts that
 #: feedback prints (a Python loop: turns times ops; a fori_loop or scan: ops plus one; softmax: nine;
 #: a jitted helper's call line: one). The lines are laid out as the grader lays them out.
 READS_THE_LISTING = '''
@@ -180,38 +189,16 @@ def heaviest_line(fn, *args):
 '''
 
 
-#: Why each gap stays open, and where its fix belongs (the kit and the properties are not this review's to edit).
-RETURNS_WHY = (
-    "a grader's loop returns what its steps returned (a Traced or Lowered program, NumPy arrays, a stacked array, "
-    "one result per step, which differ when each step uses a new static learning rate): the answer reads off the "
-    "value. Fix in autograder/kit/handed.py (it stales the mutant records): a thunk handed to student code returns "
-    "None and keeps its steps out of reach (a plain function closing over it, which the reach scan flags)"
-)
-ORDER_WHY = (
-    "the graders diagnose the same loops in the same order for every notebook (fixed stories, then one permutation "
-    "from a derandomized search), each story a first loop that always traces and then the loop: 24 answers learnt "
-    "from feedback pass. Fix in autograder/properties/test_host_sync.py: draw the stories' order and kinds per "
-    "notebook from fresh randomness (as the trainers' substitute step is drawn), with first loops that need not trace"
-)
-LISTING_WHY = (
-    "the function handed to heaviest_line carries its own description (fn.listing, as the judge sends it), and each "
-    "kind of block writes a fixed number of equations that feedback's per-line counts show. Dropping fn.listing in "
-    "the kernel (autograder/kit/programs.py or wire.py) still leaves the text in linecache, by design: only a "
-    "listing family whose counts the text does not give away would close it"
-)
-
 ENTRIES: tuple[Hostile, ...] = (
     Hostile(
-        # Reads the answer off what the loop returned: Part E's 2 points with no log read.
+        # Reads the answer off what the loop returned: a loop returns None now.
         "diagnoses-by-what-the-loop-returns", HS, (insert_after("check_diagnose", READS_WHAT_THE_LOOP_RETURNS),),
-        points(HS, test_diagnosis=0), feedback=r"host_sync / diagnosis: \d of 2 points",
-        gap=Gap(why=RETURNS_WHY, today=points(HS)),
+        points(HS, test_diagnosis=0), feedback=r"host_sync / diagnosis: 0 of 2 points",
     ),
     Hostile(
-        # A list of answers in the graders' order: Part E's 2 points with no log read.
+        # A list of answers in the graders' order of before: the order is drawn per notebook now.
         "diagnoses-by-the-judges-order", HS, (insert_after("check_diagnose", KNOWS_THE_ORDER),),
-        points(HS, test_diagnosis=0), feedback=r"host_sync / diagnosis: \d of 2 points",
-        gap=Gap(why=ORDER_WHY, today=points(HS)),
+        points(HS, test_diagnosis=0), feedback=r"host_sync / diagnosis: 0 of 2 points",
     ),
     Hostile(
         # Honest: its handler, installed when the cell ran, hears the calls (before the fix: 1 of 2, all "waits").
@@ -229,9 +216,8 @@ ENTRIES: tuple[Hostile, ...] = (
         points(HS), feedback=r"kept \d+ log records while graded",
     ),
     Hostile(
-        # Counts from the listing's description, not its jaxpr: Part D's 2 points.
+        # Counts from the listing's description, not its jaxpr: the kernel's function has none now.
         "attributes-by-the-listings-design", LP, (insert_after("check_heaviest", READS_THE_LISTING),),
-        points(LP, test_attribution=0), feedback=r"loops / attribution: \d of 2 points",
-        gap=Gap(why=LISTING_WHY, today=points(LP)),
+        points(LP, test_attribution=0), feedback=r"loops / attribution: 0 of 2 points",
     ),
 )
