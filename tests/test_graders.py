@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import multiprocessing
+import os
 import re
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from autograder import assignments, from_python, group_points, properties_of, run_group
-from autograder.grading import judge
+from autograder.grading import compiler, judge
 from autograder.grading.feedback import render
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -66,14 +67,26 @@ def grade_file(path: str) -> Verdict:
 
 #: Two worker processes (the machine's cores) grade the corpus, an assignment ahead of the tests
 #: that read it; each file once, every test that judges it shares the verdict. Fresh interpreters
-#: (spawn): this process has JAX's threads running, which a fork would copy half-way.
+#: (spawn): this process has JAX's threads running, which a fork would copy half-way. XLA compiles
+#: there with the grading kernels' flags (:func:`_as_kernels_compile`), while the files graded
+#: beside the code (below) run in this process with XLA's defaults: both must earn what each file
+#: declares, so the flags cannot change a grade unseen.
 _POOL: list = []
 _SUBMITTED: dict[Path, Future] = {}
 
 
+def _as_kernels_compile() -> None:
+    """A worker's start: the grading kernels' XLA flags, set before its JAX makes a backend."""
+    from jax._src import xla_bridge
+
+    assert not xla_bridge.backends_are_initialized(), "XLA has read its flags already"
+    os.environ.update(compiler.kernel_environment(dict(os.environ)))
+
+
 def _verdict(path: Path) -> Verdict:
     if not _POOL:
-        _POOL.append(ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")))
+        _POOL.append(ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_as_kernels_compile))
     assignments_ = sorted({p.parent.name for p in CASES})
     at = assignments_.index(path.parent.name)
     for assignment in assignments_[at:at + 2]:  # this one and the next, graded while this one is read
@@ -87,6 +100,15 @@ def _pool_closed():
     yield
     if _POOL:
         _POOL.pop().shutdown(cancel_futures=True)
+
+
+def _flags_here() -> str:
+    return os.environ.get("XLA_FLAGS", "")
+
+
+def test_the_corpus_is_graded_with_the_kernels_flags():
+    _verdict(CASES[0])
+    assert _POOL[0].submit(_flags_here).result().split() == list(compiler.known_flags())
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")

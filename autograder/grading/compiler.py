@@ -10,8 +10,9 @@ emitters, which halves the compile time of a grade cell. A flag this XLA does no
 Neither changes what is graded. The HLO a function lowers to, its traces, its
 compiles, its cache keys and XLA's algebraic rewrites (``x * mask`` becoming a
 select, say) are the same; only the machine code differs, and it computes the
-same IEEE operations. The course's tests grade the corpus in-process with XLA's
-defaults and in real kernels with these flags, and expect the same points.
+same IEEE operations. The course's tests grade the whole corpus and every mutant with
+these flags, as the kernels do, and a sample of the corpus again in-process with XLA's
+defaults, and expect the same points from both.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 ``{"assignment", "cells"}`` as JSON on stdin, runs the cells as a kernel would, grades every group
 with the property module, and writes ``{"earned", "failed"}`` as JSON to RESULT.
 
-A fresh process per mutant, as a fresh kernel per student: JAX's caches start empty, and a mutant
-that hangs or crashes the interpreter costs only itself.
+A fresh process per mutant, as a fresh kernel per student: JAX's caches start empty, XLA compiles with
+the kernels' flags (the parent sets them), and a mutant that hangs or crashes the interpreter costs
+only itself.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each mutant is the source notebook with one solution cell changed (:mod:`.build`), graded in a
 fresh process (:mod:`.child`) by the assignment's property module, as a student's notebook would
-be. A mutant is killed when it earns less than the reference. A survivor that is not declared
+be: XLA compiles with the grading kernels' flags (:mod:`autograder.grading.compiler`). A mutant is killed when it earns less than the reference. A survivor that is not declared
 equivalent (:mod:`.record`) is a blind spot of the grader: the run prints its diff and exits 1.
 """
 
@@ -18,6 +18,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from autograder.grading import compiler
 from autograder.tools.errors import ToolError
 from autograder.tools.mutants import build, record
 
@@ -34,7 +35,7 @@ def grade(assignment: str, cells, time_limit: float = TIME_LIMIT) -> dict:
                 [sys.executable, "-m", "autograder.tools.mutants.child", str(out)],
                 input=json.dumps({"assignment": assignment, "cells": cells}), text=True,
                 capture_output=True, timeout=time_limit, cwd=scratch,
-                env={**os.environ, "PYTHONHASHSEED": "0"},
+                env=compiler.kernel_environment({**os.environ, "PYTHONHASHSEED": "0"}),
             )
         except subprocess.TimeoutExpired:
             return {"earned": None, "outcome": f"took over {time_limit:.0f} s"}
