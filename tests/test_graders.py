@@ -43,17 +43,18 @@ def judged(assignment: str, group: str, namespace: dict, notebook_memo: dict | N
 @dataclass(frozen=True)
 class Verdict:
     """What grading one corpus file gave: the properties that failed, the points of each grade
-    cell, the feedback's text, and what the file declares."""
+    cell, the feedback's text, what the file declares, and the XLA flags it was compiled with."""
 
     failed: frozenset
     earned: dict
     text: str
     declared: dict
+    xla_flags: str
 
 
 def grade_file(path: str) -> Verdict:
     """Grade one corpus file the way a real grading does (the properties in the judge, the code
-    in the kernel's place). Runs in a worker process of :func:`_verdict`'s pool."""
+    in the kernel's place). Runs in a worker process of :func:`_pool`'s."""
     submission = from_python(path)
     assignment = Path(path).parent.name
     reports = [judged(assignment, group, submission.namespace, submission.notebook_memo)
@@ -62,16 +63,12 @@ def grade_file(path: str) -> Verdict:
                 if k in submission.namespace}
     return Verdict(frozenset(r.prop.name for report in reports for r in report.results if not r.passed),
                    {f"test_{report.group}": report.earned for report in reports},
-                   "\n".join(render(report) for report in reports), declared)
+                   "\n".join(render(report) for report in reports), declared, os.environ.get("XLA_FLAGS", ""))
 
 
-#: Two worker processes (the machine's cores) grade the corpus, an assignment ahead of the tests
-#: that read it; each file once, every test that judges it shares the verdict. Fresh interpreters
-#: (spawn): this process has JAX's threads running, which a fork would copy half-way. XLA compiles
-#: there with the grading kernels' flags (:func:`_as_kernels_compile`), while the files graded
-#: beside the code (below) run in this process with XLA's defaults: both must earn what each file
-#: declares, so the flags cannot change a grade unseen.
-_POOL: list = []
+#: The tests that read a file's verdict from the pool (the files graded beside the code are not).
+_FROM_THE_POOL = {"test_the_corpus_is_graded_with_the_kernels_flags", "test_submission_loses_exactly_what_it_breaks",
+                  "test_independent_students_get_the_teachers_points"}
 _SUBMITTED: dict[Path, Future] = {}
 
 
@@ -83,41 +80,31 @@ def _as_kernels_compile() -> None:
     os.environ.update(compiler.kernel_environment(dict(os.environ)))
 
 
-def _verdict(path: Path) -> Verdict:
-    if not _POOL:
-        _POOL.append(ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"),
-                                         initializer=_as_kernels_compile))
-    assignments_ = sorted({p.parent.name for p in CASES})
-    at = assignments_.index(path.parent.name)
-    for assignment in assignments_[at:at + 2]:  # this one and the next, graded while this one is read
-        for case in (c for c in CASES if c.parent.name == assignment and c not in _SUBMITTED):
-            _SUBMITTED[case] = _POOL[0].submit(grade_file, str(case))
-    return _SUBMITTED[path].result()
-
-
 @pytest.fixture(scope="module", autouse=True)
-def _pool_closed():
+def _pool(request):
+    """Two worker processes (the machine's cores) grade every selected corpus file once, from the
+    module's start, in order; every test that judges a file shares its verdict, and the files graded
+    beside the code run in this process meanwhile. Fresh interpreters (spawn): this process has JAX's
+    threads running, which a fork would copy half-way. XLA compiles there with the grading kernels'
+    flags (:func:`_as_kernels_compile`), while the files graded beside the code run here with XLA's
+    defaults: both must earn what each file declares, so the flags cannot change a grade unseen."""
+    wanted = {item.callspec.params["path"] for item in request.session.items
+              if item.module is request.module and item.originalname in _FROM_THE_POOL
+              and "path" in getattr(getattr(item, "callspec", None), "params", {})}
+    if any(item.module is request.module and item.originalname == "test_the_corpus_is_graded_with_the_kernels_flags"
+           for item in request.session.items):
+        wanted.add(CASES[0])
+    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=_as_kernels_compile)
+    for case in CASES:
+        if case in wanted:
+            _SUBMITTED[case] = pool.submit(grade_file, str(case))
     yield
-    if _POOL:
-        _POOL.pop().shutdown(cancel_futures=True)
+    pool.shutdown(cancel_futures=True)
+    _SUBMITTED.clear()
 
 
-def _flags_here() -> str:
-    return os.environ.get("XLA_FLAGS", "")
-
-
-def test_the_corpus_is_graded_with_the_kernels_flags():
-    _verdict(CASES[0])
-    assert _POOL[0].submit(_flags_here).result().split() == list(compiler.known_flags())
-
-
-@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_submission_loses_exactly_what_it_breaks(path):
-    verdict = _verdict(path)
-    assert verdict.failed == verdict.declared["FAILS"]
-    assert sum(verdict.earned.values()) == verdict.declared["SCORE"]
-    if "MESSAGE" in verdict.declared:
-        assert re.search(verdict.declared["MESSAGE"], verdict.text), verdict.text
+def _verdict(path: Path) -> Verdict:
+    return _SUBMITTED[path].result()
 
 
 def _beside_the_code() -> list[Path]:
@@ -132,11 +119,24 @@ def _beside_the_code() -> list[Path]:
 @pytest.mark.parametrize("path", _beside_the_code(), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_the_properties_run_beside_the_code_give_the_same_verdicts(path):
     """The other way to run the properties (``pytest autograder/properties/... --submission``, an
-    author's check): in the submission's own process. The whole corpus goes through the judge
-    above; this way shares the properties, so a few files show it agrees."""
+    author's check): in the submission's own process, here with XLA's defaults. The whole corpus goes
+    through the judge below; this way shares the properties, so a few files show it agrees."""
     submission = from_python(path)
     assert_as_declared(submission, [run_group(path.parent.name, group, submission)
                                     for group in group_points(path.parent.name)])
+
+
+def test_the_corpus_is_graded_with_the_kernels_flags():
+    assert _verdict(CASES[0]).xla_flags.split() == list(compiler.known_flags())
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_submission_loses_exactly_what_it_breaks(path):
+    verdict = _verdict(path)
+    assert verdict.failed == verdict.declared["FAILS"]
+    assert sum(verdict.earned.values()) == verdict.declared["SCORE"]
+    if "MESSAGE" in verdict.declared:
+        assert re.search(verdict.declared["MESSAGE"], verdict.text), verdict.text
 
 
 def assert_as_declared(submission, reports) -> None:

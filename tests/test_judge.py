@@ -248,9 +248,13 @@ def test_what_a_judge_hands_over_is_rebuilt_only_in_a_kernel():
     with pytest.raises(wire.WireError, match="handed to a kernel, never sent by one"):
         wire.decode(data)  # what a kernel sends: the judge's process builds nothing of it
     handing = wire.Handing()
-    rebuilt, regenerated, restep = wire.decode(data, handing=handing)
-    assert handing.made == [rebuilt] and rebuilt is not thunk
-    rebuilt()
+    loop, regenerated, restep = wire.decode(data, handing=handing)
+    [rebuilt] = handing.made
+    assert isinstance(rebuilt, Thunk) and rebuilt is not thunk
+    # The notebook's code gets a plain function that runs the rebuilt thunk and returns nothing, with
+    # none of the thunk's attributes (its program and actions would name what it does).
+    assert not isinstance(loop, Thunk) and not hasattr(loop, "actions") and not hasattr(loop, "program")
+    assert loop() is None
     assert rebuilt.report() == {"calls": 1}
     thunk.absorb(rebuilt.report())
     assert thunk.calls == 1
@@ -308,3 +312,19 @@ def test_a_described_value_carries_its_hash_so_cut_descriptions_still_tell_apart
     assert forged.hashed is None
     unhashable = wire.decode(wire.loads(wire.dumps(wire.encode({1, 2}))))
     assert unhashable.hashed is None
+
+
+def test_a_listing_reaches_the_kernel_without_its_description():
+    """The judge's listing carries its blocks (how it travels); the kernel's copy does not: the
+    description names the heaviest line, and the notebook is to read the program."""
+    import jax
+    import jax.numpy as jnp
+
+    blocks = (("loop", 3, 2), ("fori", 40, 1))
+    fn = programs.listing(blocks)
+    data = wire.loads(wire.dumps({"v": wire.encode(fn, handed=[])}))["v"]
+    rebuilt = wire.decode(data, handing=wire.Handing())
+    assert fn.listing and not hasattr(rebuilt, "listing")
+    x = jnp.ones(3, jnp.float32)
+    assert jaxprs.equations_by_line(jax.make_jaxpr(rebuilt)(x), programs.LISTING_FILE) == \
+        jaxprs.equations_by_line(jax.make_jaxpr(fn)(x), programs.LISTING_FILE)

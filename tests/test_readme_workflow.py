@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import json
 import os
 import re
@@ -43,6 +44,7 @@ import shutil
 import site
 import subprocess
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -303,8 +305,11 @@ def fetch_feedback(flow: Workflow) -> None:
         flow.runner.check([*fetch, "--student", sid], flow.students / sid)
 
 
+@functools.cache
 def expected_points(sample: Path) -> dict[str, float]:
-    """What each grade cell of ``sample`` earns, graded in this process (``test_<group>``)."""
+    """What each grade cell of ``sample`` earns, graded in this process (``test_<group>``), once: in
+    the main thread, before the two workflows start (JAX's events and the quiet output are the whole
+    process's, so two gradings at once would see each other's)."""
     from autograder import from_notebook, group_points, run_group
 
     submission = from_notebook(sample)
@@ -371,8 +376,31 @@ def run_twice(flow: Workflow) -> list[dict[str, str]]:
     return rounds
 
 
+@pytest.fixture(scope="module")
+def workflows(tmp_path_factory) -> dict[str, Future]:
+    """Both variants side by side, as two instructors on one machine would run them: each is one
+    nbgrader command at a time, mostly on one core, so together they take little more than the longer
+    one. Each test waits for its own (a skip or a failure in one is that test's alone)."""
+    for sample in STUDENTS.values():
+        expected_points(REPO / "tests" / "samples" / A / f"{sample}.ipynb")
+    with ThreadPoolExecutor(2) as pool:
+        return {"root": pool.submit(_as_root, tmp_path_factory.mktemp("readme-root")),
+                "plain user": pool.submit(_as_a_plain_user)}
+
+
 @pytest.mark.slow
-def test_the_readme_instructor_workflow_as_root(tmp_path):
+def test_the_readme_instructor_workflow_as_root(workflows):
+    workflows["root"].result()
+
+
+@pytest.mark.slow
+def test_the_readme_instructor_workflow_as_a_plain_user(workflows):
+    """The same workflow as an instructor without root: the exchange named by the README's line,
+    and the rootless jail grades."""
+    workflows["plain user"].result()
+
+
+def _as_root(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("the root variant runs as root (the grading jail needs it)")
     clone = clone_repository(tmp_path)
@@ -422,10 +450,7 @@ def plain_venv(where: Path, clone: Path, packages: Path) -> Path:
     return venv
 
 
-@pytest.mark.slow
-def test_the_readme_instructor_workflow_as_a_plain_user():
-    """The same workflow as an instructor without root: the exchange named by the README's line,
-    and the rootless jail grades."""
+def _as_a_plain_user() -> None:
     from autograder.confinement.exchange import student_command
     from test_rootless import plain_environment
 
