@@ -28,7 +28,6 @@ from __future__ import annotations
 import copy
 import datetime
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -42,7 +41,6 @@ from autograder.tools.repository import CORPUS, SAMPLES, tool_env
 
 #: Sample kinds that alternate with corpus faults; "raise" is the correct sample with a raising answer cell.
 SAMPLE_ROTATION = ("correct", "partial", "empty", "raise")
-_HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
 
 
 @dataclass(frozen=True)
@@ -63,8 +61,18 @@ class BenchCourses:
 
 
 def strip_hidden(source: str) -> str:
-    """A grade cell's source without its hidden region (the grader call)."""
-    return _HIDDEN.sub("", source).rstrip("\n")
+    """A grade cell's source without its hidden region (the grader call), line by line as nbgrader's
+    ``ClearHiddenTests`` removes it (a line after the region stays, an empty last one too), so that the
+    floor course releases byte for byte the notebook the real one does."""
+    kept, hidden = [], False
+    for line in source.split("\n"):
+        if "### BEGIN HIDDEN TESTS" in line:
+            hidden = True
+        elif "### END HIDDEN TESTS" in line:
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def floor_notebook(path: Path) -> None:
