@@ -193,6 +193,11 @@ class RemoteSubmission(Submission):
             return RemoteFunction(self, name)
         return self._decode(reply.get("value"))
 
+    def tail(self, name: str, start: int) -> tuple[int | None, object]:
+        reply = self.ask({"op": "tail", "name": name, "start": int(start)})
+        length = reply.get("length")
+        return (length if type(length) is int else None), self._decode(reply.get("value"))
+
     def call(self, name: str, *args, **kwargs):
         return self._returned(name, args, kwargs)
 

@@ -57,6 +57,12 @@ class Submission:
                 ) from None
         return value
 
+    def tail(self, name: str, start: int) -> tuple[int | None, object]:
+        """``(len(value), value[start:])`` of a list the notebook grows (a ledger), so that a property
+        reading it after every call takes only the new rows; ``(None, value)`` if it is no list."""
+        value = self.get(name)
+        return (len(value), value[start:]) if type(value) is list else (None, value)
+
     def function(self, name: str):
         value = self.get(name)
         if not callable(value):

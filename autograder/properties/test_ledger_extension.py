@@ -99,6 +99,14 @@ def _ledger(submission) -> list:
     return rows
 
 
+def _length(submission) -> int:
+    """How many rows `call_rows` holds, none of them fetched."""
+    length, value = submission.tail("call_rows", 2**31)
+    if length is None:
+        raise PropertyFailure(f"`call_rows` should be a list of dicts, but it is {render.kind(value)}.")
+    return length
+
+
 def _grader_rows(submission) -> set[int]:
     """The positions in `call_rows` of the rows the grader's own calls appended, so the student's
     rows can be told apart in a later grade cell (`call_rows` only grows)."""
@@ -108,22 +116,23 @@ def _grader_rows(submission) -> set[int]:
 def _observe(submission, label: str, values: np.ndarray, scale, returned: list | None = None):
     """Make one call; return (the new row, the traces of the student's code JAX fired, the rendered call).
     What the call returned is appended to ``returned``, when given."""
-    rows = _ledger(submission)
-    before = len(rows)
+    before = _length(submission)
     x = jax.device_put(values)
     with TraceLog() as log:
         value = submission.call("observed_call", label, x, scale)
     if returned is not None:
         returned.append(value)
     text = render.call("observed_call", (label, x, scale))
-    rows = _ledger(submission)
-    if len(rows) != before + 1:
+    after, new = submission.tail("call_rows", before)  # only the new rows travel, not the whole ledger
+    if after is None:
+        raise PropertyFailure(f"`call_rows` should be a list of dicts, but it is {render.kind(new)}.")
+    if after != before + 1:
         raise PropertyFailure(
-            f"`call_rows` grew by {len(rows) - before} row(s) during one call; each call should append exactly one.",
+            f"`call_rows` grew by {after - before} row(s) during one call; each call should append exactly one.",
             example=text,
         )
-    row = rows[-1]
-    _grader_rows(submission).add(len(rows) - 1)
+    row = new[-1]
+    _grader_rows(submission).add(after - 1)
     if not isinstance(row, dict) or set(KEYS) - set(row):
         missing = ", ".join(sorted(set(KEYS) - set(row))) if isinstance(row, dict) else "it is not a dict"
         raise PropertyFailure(f"The new row is missing keys: {missing}.", example=text, got=render.value(row))
