@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,8 +84,9 @@ def graded(server, tmp_path_factory) -> Graded:
     for course in (sqlite, serial, parallel):
         for sid, notebook in handed_in.items():
             scratch.place_submission(course, sid, ASSIGNMENT, notebook, when)
-    for course in (sqlite, serial):
-        scratch.nbgrader(course, ["autograde", ASSIGNMENT], course.root, check=False)  # one cannot be graded
+    with ThreadPoolExecutor(2) as pool:  # the two gradebooks side by side, each its own nbgrader command
+        list(pool.map(lambda course: scratch.nbgrader(course, ["autograde", ASSIGNMENT], course.root, check=False),
+                      (sqlite, serial)))  # one submission cannot be graded
     proc = subprocess.run(
         [sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--workers", "2", "--db-url", parallel_url],
         cwd=parallel.root, capture_output=True, text=True,
