@@ -99,12 +99,12 @@ def _ledger(submission) -> list:
     return rows
 
 
-def _length(submission) -> int:
-    """How many rows `call_rows` holds, none of them fetched."""
-    length, value = submission.tail("call_rows", 2**31)
+def _tail(submission, start: int) -> tuple[int, list]:
+    """How many rows `call_rows` holds, and those from ``start`` on (only they travel)."""
+    length, value = submission.tail("call_rows", start)
     if length is None:
         raise PropertyFailure(f"`call_rows` should be a list of dicts, but it is {render.kind(value)}.")
-    return length
+    return length, value
 
 
 def _grader_rows(submission) -> set[int]:
@@ -116,16 +116,14 @@ def _grader_rows(submission) -> set[int]:
 def _observe(submission, label: str, values: np.ndarray, scale, returned: list | None = None):
     """Make one call; return (the new row, the traces of the student's code JAX fired, the rendered call).
     What the call returned is appended to ``returned``, when given."""
-    before = _length(submission)
+    before, _ = _tail(submission, 2**31)  # the length alone
     x = jax.device_put(values)
     with TraceLog() as log:
         value = submission.call("observed_call", label, x, scale)
     if returned is not None:
         returned.append(value)
     text = render.call("observed_call", (label, x, scale))
-    after, new = submission.tail("call_rows", before)  # only the new rows travel, not the whole ledger
-    if after is None:
-        raise PropertyFailure(f"`call_rows` should be a list of dicts, but it is {render.kind(new)}.")
+    after, new = _tail(submission, before)  # only the new rows travel, not the whole ledger
     if after != before + 1:
         raise PropertyFailure(
             f"`call_rows` grew by {after - before} row(s) during one call; each call should append exactly one.",
