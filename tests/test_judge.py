@@ -90,6 +90,24 @@ def test_a_wrong_token_is_turned_away_and_the_right_one_served():
     assert "accepted the mode" in render(report)  # served, and judged: returning is not raising
 
 
+def test_a_grade_cell_after_the_first_costs_no_garbage_collection_of_the_process(monkeypatch):
+    """Hypothesis registers a random generator for each new thread it searches in, with a
+    ``gc.collect()`` of the whole process (0.15 s in nbgrader's): the sessions' threads are kept."""
+    import gc
+
+    def judged_once() -> None:
+        session = judge.Session("static_max_mode", "errors")
+        FakeKernel(session).answer(lambda request: {"get": {"callable": True}, "call": {"result": 1.0}}.get(
+            request["op"], {"ok": None}))
+        assert "accepted the mode" in render(session.finish())  # judged, hypothesis's search included
+
+    judged_once()
+    collections = []
+    monkeypatch.setattr(gc, "collect", lambda *args: collections.append(args) or 0)
+    judged_once()
+    assert collections == []
+
+
 @pytest.mark.parametrize("garbage", [
     b"this is not JSON\n",
     b"[1, 2, 3]\n",
