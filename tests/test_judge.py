@@ -39,7 +39,7 @@ def test_a_cell_whose_kernel_never_calls_the_judge_scores_zero_and_says_why():
 class FakeKernel:
     """A kernel's side written by hand: it says hello with the token, then answers as told."""
 
-    def __init__(self, session: judge.Session, token: str | None = None):
+    def __init__(self, session: judge.Session, token: str | None = None, **hello):
         token = token or re.search(r"'([0-9a-f]{32})'", session.kernel_code)[1]
         path = re.search(r"'unix:([^']+)'", session.kernel_code)
         if path:
@@ -49,7 +49,7 @@ class FakeKernel:
             address = re.search(r"'([\d.]+):(\d+)'", session.kernel_code)
             self.connection = socket.create_connection((address[1], int(address[2])))
         self.stream = self.connection.makefile("rwb")
-        self.send({"token": token})
+        self.send({"token": token, **hello})
 
     def send(self, message) -> None:
         try:
@@ -106,6 +106,24 @@ def test_a_grade_cell_after_the_first_costs_no_garbage_collection_of_the_process
     monkeypatch.setattr(gc, "collect", lambda *args: collections.append(args) or 0)
     judged_once()
     assert collections == []
+
+
+def test_a_kernel_on_another_jax_is_named_beside_its_grade_and_in_the_log(caplog):
+    """The kernelspec's Python may not be nbgrader's: a kernel that says it runs another JAX than the
+    judge gets a note under the cell's header and a warning in nbgrader's log, and the same points."""
+    def judged(versions):
+        session = judge.Session("static_max_mode", "errors")
+        FakeKernel(session, versions=versions).answer(
+            lambda request: {"get": {"callable": True}, "call": {"result": 1.0}}.get(request["op"], {"ok": None}))
+        return session.finish()
+
+    ours = wire.jax_versions()
+    same, other = judged(ours), judged({"jax": "0.0.1", "jaxlib": "0.0.2"})
+    assert same.notice == "" and "NOTE" not in render(same)
+    assert other.earned == same.earned and other.results == same.results
+    assert (f"  NOTE  Graded by a kernel with jax 0.0.1, jaxlib 0.0.2, while the grader runs jax {ours['jax']}, "
+            f"jaxlib {ours['jaxlib']}: ") in render(other)
+    assert "a grading kernel runs jax 0.0.1, jaxlib 0.0.2" in caplog.text
 
 
 @pytest.mark.parametrize("garbage", [

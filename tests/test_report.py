@@ -322,6 +322,31 @@ def test_hostile_text_is_escaped(course, tmp_path):
 
 
 @slow
+def test_students_graded_by_a_kernel_on_another_jax_are_named(course, tmp_path):
+    root = copy_course(course, tmp_path / "c")
+    path = root / "autograded" / "sample-partial" / A / f"{A}.ipynb"
+    nb = json.loads(path.read_text())
+    note = ("  NOTE  Graded by a kernel with jax 0.0.1, jaxlib 0.0.2, while the grader runs jax 0.10.2, jaxlib 0.10.2: "
+            "what the code traced and compiled was observed on another JAX than the checks were written for, so a "
+            "grade may differ from one on the grader's.\n")
+    noted = 0
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            text = "".join(data.get("text/plain", ""))
+            if out.get("output_type") == "display_data" and text.startswith(f"{A} / "):
+                header, rest = text.split("\n", 1)
+                data["text/plain"] = header + "\n" + note + rest
+                noted += 1
+    assert noted
+    path.write_text(json.dumps(nb))
+    problems = [p for p in class_report.build(A, root).problems if "another" in p or "0.0.1" in p]
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("graded by a kernel with jax 0.0.1, jaxlib 0.0.2, not the grader's jax 0.10.2, "
+                                  "jaxlib 0.10.2 (the kernelspec's Python is not nbgrader's): sample-partial; ")
+
+
+@slow
 def test_a_notebook_that_is_not_json_is_named_and_the_rest_reported(course, built, tmp_path):
     root = copy_course(course, tmp_path / "c")
     bad = root / "autograded" / "sample-partial" / A / f"{A}.ipynb"

@@ -21,8 +21,7 @@ _LABELS = (("Problem", "problem"), ("Example", "example"), ("Got", "got"), ("Exp
 
 def render(report: GroupReport) -> str:
     lines = [f"{report.assignment} / {report.group}: {_points(report.earned)} of {_points(report.possible)} points"]
-    if getattr(report, "notice", ""):
-        lines.append(f"  NOTE  {report.notice}")
+    lines.extend(f"  NOTE  {note}" for note in getattr(report, "notice", "").split("\n") if note)
     for result in report.results:
         lines.extend(_render_result(result))
     return "\n".join(lines)

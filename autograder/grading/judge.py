@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 import logging
 import os
 import queue
@@ -427,6 +428,30 @@ def _listen(folder: str | None) -> tuple[socket.socket, str]:
     return listener, f"unix:{path}"
 
 
+_NAMED_VERSIONS: set = set()
+
+
+def another_jax(said) -> str:
+    """The sentence for a kernel that says it runs another jax or jaxlib than this judge (its hello's
+    ``versions``), logged once per pair; empty when they agree. The kernel's word: it can hide the
+    sentence, never change a grade with it."""
+    if not isinstance(said, dict) or not said:
+        return ""  # a kernel that says nothing of its JAX (one whose serving code was replaced) is not named
+    ours = wire.jax_versions()
+    theirs = {name: str(said.get(name, "(not said)"))[:40] for name in ours}
+    if theirs == ours:
+        return ""
+    pair = (tuple(theirs.values()), tuple(ours.values()))
+    if pair not in _NAMED_VERSIONS:
+        _NAMED_VERSIONS.add(pair)
+        log.warning("autograder: a grading kernel runs jax %s, jaxlib %s, and the judge jax %s, jaxlib %s: the kernelspec's "
+                    "Python is not nbgrader's; what the notebooks' code traces and compiles is observed on another JAX "
+                    "than the properties expect", theirs["jax"], theirs["jaxlib"], ours["jax"], ours["jaxlib"])
+    return (f"Graded by a kernel with jax {theirs['jax']}, jaxlib {theirs['jaxlib']}, while the grader runs jax "
+            f"{ours['jax']}, jaxlib {ours['jaxlib']}: what the code traced and compiled was observed on another JAX "
+            "than the checks were written for, so a grade may differ from one on the grader's.")
+
+
 class _JudgeThreads:
     """The threads that judge sessions, kept between sessions: each judges one at a time, and a
     session finds an idle one or starts a new one (a daemon, so a judge still waiting on a kernel
@@ -506,7 +531,11 @@ class Session:
             if hello is None:
                 return
             submission = RemoteSubmission(self._channel, notebook_memo=self.notebook_memo)
-            self._report = run_group(self.assignment, self.group, submission)
+            report = run_group(self.assignment, self.group, submission)
+            other_jax = another_jax(hello.get("versions"))
+            if other_jax:
+                report = dataclasses.replace(report, notice="\n".join(filter(None, (report.notice, other_jax))))
+            self._report = report
         except Exception as error:  # noqa: BLE001 - a fault of the judge must not stop nbgrader's batch
             log.exception("autograder: the judge of %s/%s failed", self.assignment, self.group)
             self._why = f"the grader failed: {type(error).__name__}"

@@ -76,7 +76,8 @@ class GroupReport:
     assignment: str
     group: str
     results: tuple[PropertyResult, ...]
-    #: A sentence for the whole cell (the notebook reaches into the grader), shown under the header.
+    #: Sentences for the whole cell, one per line, each shown under the header: the notebook reaches
+    #: into the grader; its kernel runs another JAX than the judge.
     notice: str = ""
 
     @property

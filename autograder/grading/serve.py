@@ -44,7 +44,8 @@ def serve(assignment: str, group: str, namespace: dict, address: str, token: str
         connection.settimeout(None)
         stream = connection.makefile("rwb")
         agent = Agent(Submission(namespace))
-        stream.write(wire.dumps({"token": token, "assignment": assignment, "group": group}))
+        stream.write(wire.dumps({"token": token, "assignment": assignment, "group": group,
+                                 "versions": wire.jax_versions()}))
         stream.flush()
         while True:
             line = stream.readline(wire.MAX_LINE + 1)

@@ -48,6 +48,15 @@ MAX_DEPTH = 16
 MAX_ITEMS = 10_000
 
 
+def jax_versions() -> dict[str, str]:
+    """This process's jax and jaxlib: a kernel says them when it connects, and the judge names a
+    kernel whose JAX is not its own (what a call traces and compiles can differ between versions)."""
+    import jax
+    import jaxlib
+
+    return {"jax": str(jax.__version__), "jaxlib": str(getattr(jaxlib, "__version__", "?"))}
+
+
 class WireError(ValueError):
     """A message that is not what the protocol allows."""
 

@@ -7,6 +7,7 @@
     python -m autograder check [--repo DIR] [--quick]
     python -m autograder report ASSIGNMENT | --all [--course-dir DIR]   (in the course folder)
     python -m autograder mutants ASSIGNMENT... | --all [--workers N] [--operator NAME]
+    python -m autograder upgrade-check --jax VERSION [--python PYTHON] [--assignment NAME] [--work-dir DIR]
 """
 
 from __future__ import annotations
@@ -140,8 +141,31 @@ def main(argv: list[str] | None = None) -> int:
                      help="only this operator (repeatable; the record is then not written)")
     mut.add_argument("--repo", type=Path, default=REPO_ROOT, metavar="DIR", help="the course repository")
 
+    up = commands.add_parser(
+        "upgrade-check",
+        help="what another JAX would change: claims, corpus grades and XLA flags, in a throwaway environment",
+        description="Build a virtual environment with jax and jaxlib at VERSION (the course's other pins kept), "
+        "run the notebooks' claims test there and grade every corpus file as the grading kernels compile, and "
+        "report per claim, per corpus file and per property what no longer holds, and which XLA flags that XLA "
+        "does not know. Exits 1 if anything the course holds on its pin does not hold there (docs/upgrading.md).",
+    )
+    up.add_argument("--jax", required=True, metavar="VERSION", help="the jax and jaxlib version to check, e.g. 0.12.0.1")
+    up.add_argument("--python", default=sys.executable, metavar="PYTHON",
+                    help="the interpreter of the new environment (default: this one; JAX 0.11 and later need 3.12+)")
+    up.add_argument("--assignment", action="append", dest="assignments", metavar="NAME",
+                    help="only this assignment's claims and corpus (repeatable; default: all)")
+    up.add_argument("--work-dir", type=Path, metavar="DIR",
+                    help="where the environment is built, and reused by a later check of the same versions "
+                    "(default: a new temporary folder, kept)")
+    up.add_argument("--workers", type=int, default=2, metavar="N", help="corpus files graded at once (default 2)")
+    up.add_argument("--json", type=Path, metavar="PATH", help="write what the probe found here as JSON")
+
     args = parser.parse_args(argv)
     try:
+        if args.command == "upgrade-check":
+            from autograder.tools import upgrade
+
+            return upgrade.run(args.jax, args.python, args.work_dir, args.assignments, args.workers, args.json)
         if args.command == "check":
             from autograder.tools import check
 

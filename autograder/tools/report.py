@@ -91,6 +91,10 @@ _PROBLEM_KINDS = (
 #: (autograder.grading.feedback.render of a report with a notice, autograder.grading.reach.sentence).
 _NOTE = re.compile(r"^  NOTE  (?P<text>Reaches into the grader: .*)$")
 _WITHHELD = "Withheld: "
+#: The line a grade cell judged with a kernel of another JAX than the judge's starts with
+#: (autograder.grading.judge.another_jax), with the kernel's versions and the judge's.
+_OTHER_JAX = re.compile(r"^  NOTE  Graded by a kernel with (?P<kernel>jax [^,]*, jaxlib [^,]*), "
+                        r"while the grader runs (?P<judge>jax [^,]*, jaxlib [^:]*):")
 
 # ---------------------------------------------------------------- grouping similar sentences
 
@@ -468,6 +472,7 @@ class _Collector:
         self.flags: list[Flag] = []
         self._flagged: set[tuple[str, str]] = set()
         self.reaching: dict[str, Reaching] = {}
+        self.other_jax: dict[tuple[str, str], set[str]] = defaultdict(set)  # (kernel's, judge's JAX) -> students
 
     def stats(self, group: str, title: str, points: str) -> PropertyStats:
         key = (group, title)
@@ -513,6 +518,9 @@ class _Collector:
                 note = _NOTE.match(line)
                 if note:
                     self.reaching.setdefault(student, Reaching(student, note["text"]))
+                other = _OTHER_JAX.match(line)
+                if other:
+                    self.other_jax[other["kernel"], other["judge"]].add(student)
             for block in blocks:
                 earned += _number(block["earned"]) or 0.0
                 seen_groups.add(block["group"])
@@ -601,6 +609,10 @@ def build(assignment: str, course_dir: Path = Path(".")) -> ClassReport:
             result.notebooks += 1
             if earned is not None:
                 result.feedback_score = (result.feedback_score or 0.0) + earned
+    for (kernel, judge), graded in sorted(collector.other_jax.items()):
+        problems.append(f"graded by a kernel with {kernel}, not the grader's {judge} (the kernelspec's Python is not "
+                        f"nbgrader's): {', '.join(sorted(graded))}; what their code traced and compiled was observed on another "
+                        "JAX than the checks were written for: grade them again once the kernelspec runs nbgrader's Python")
     props = list(collector.properties.values())
     order = {id(p): i for i, p in enumerate(props)}
     props.sort(key=lambda p: (p.pass_rate if p.students else 2.0, order[id(p)]))
