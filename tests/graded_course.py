@@ -14,7 +14,7 @@ from pathlib import Path
 from autograder.tools import scratch
 
 
-def autograded(course_dir: Path, assignment: str, student_id: str, notebook: Path) -> scratch.Course:
+def autograded(course_dir: Path, assignment: str, student_id: str, notebook: Path) -> scratch.ScratchCourse:
     course = scratch.prepare_course(course_dir)
     scratch.generate(course, [assignment])
     scratch.place_submission(course, student_id, assignment, notebook)

@@ -168,17 +168,16 @@ def run_command(root: Path, address: str, *args: str, interrupt_after: int | Non
     return proc.wait(), lines
 
 
-def marks(course: scratch.Course, students) -> dict[str, list | None]:
-    loaded = state.load_course(course.root)
-    loaded.coursedir.db_url = course.gradebook_url
+def marks(course: scratch.ScratchCourse, students) -> dict[str, list | None]:
+    loaded = course.model()
     with loaded.gradebook() as gb:
         return {s: state.graded_mark(loaded, gb, ASSIGNMENT, s) for s in students}
 
 
 @dataclass
 class Graded:
-    reference: scratch.Course
-    course: scratch.Course
+    reference: scratch.ScratchCourse
+    course: scratch.ScratchCourse
     students: list[str]
     cluster: LocalCluster
     first: tuple[int, list[str]]
@@ -331,7 +330,7 @@ def test_no_grading_process_outlives_the_runs(graded):
 
 def test_the_lock_keeps_a_second_grader_of_one_student_out(tmp_path):
     course = scratch.prepare_course(tmp_path / "course")
-    loaded = state.load_course(course.root)
+    loaded = course.model()
     lock = course.root / "autograded" / "s1" / f".{ASSIGNMENT}.lock"
     lock.parent.mkdir(parents=True)
     holder = subprocess.Popen(

@@ -112,7 +112,7 @@ def _notebooks(tmp_path: Path) -> dict[tuple[str, str], Path]:
     return notebooks
 
 
-def _grade(root: Path, notebooks: dict, forked: bool) -> scratch.Course:
+def _grade(root: Path, notebooks: dict, forked: bool) -> scratch.ScratchCourse:
     course = scratch.prepare_course(root)
     if not forked:
         scratch.start_kernels_afresh(course)
@@ -124,7 +124,7 @@ def _grade(root: Path, notebooks: dict, forked: bool) -> scratch.Course:
     return course
 
 
-def _outputs(course: scratch.Course, student: str, assignment: str, as_shown: bool = False) -> list[str]:
+def _outputs(course: scratch.ScratchCourse, student: str, assignment: str, as_shown: bool = False) -> list[str]:
     """Each cell's outputs as JSON; pids and uids replaced, unless ``as_shown``."""
     nb = json.loads((course.root / "autograded" / student / assignment / f"{assignment}.ipynb").read_text())
     shown = []

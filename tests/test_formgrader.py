@@ -124,7 +124,7 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> scratch.Course:
+def course(tmp_path_factory) -> scratch.ScratchCourse:
     notebook = REPO / "tests" / "samples" / ASSIGNMENT / "correct.ipynb"
     return graded_course.autograded(tmp_path_factory.mktemp("formgrader") / "course", ASSIGNMENT, STUDENT, notebook)
 
@@ -139,7 +139,7 @@ def server(course, tmp_path_factory):
         assert running.proc.poll() is not None, "the jupyter server is still running"
 
 
-def gradebook(course: scratch.Course) -> Gradebook:
+def gradebook(course: scratch.ScratchCourse) -> Gradebook:
     return Gradebook(f"sqlite:///{course.root / 'gradebook.db'}")
 
 

@@ -51,7 +51,7 @@ def _with_last_cell(notebook: Path, out: Path, source: str) -> Path:
     return out
 
 
-def _last_output(course: scratch.Course, student: str) -> str:
+def _last_output(course: scratch.ScratchCourse, student: str) -> str:
     nb = json.loads((course.root / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
     texts = (o.get("text", "") for o in nb["cells"][-1]["outputs"])
     return "".join(t if isinstance(t, str) else "".join(t) for t in texts)
@@ -59,9 +59,9 @@ def _last_output(course: scratch.Course, student: str) -> str:
 
 @dataclass
 class Graded:
-    sqlite: scratch.Course
-    serial: scratch.Course
-    parallel: scratch.Course
+    sqlite: scratch.ScratchCourse
+    serial: scratch.ScratchCourse
+    parallel: scratch.ScratchCourse
     parallel_output: str
     parallel_code: int
 
@@ -91,7 +91,7 @@ def graded(server, tmp_path_factory) -> Graded:
         [sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--workers", "2", "--db-url", parallel_url],
         cwd=parallel.root, capture_output=True, text=True,
     )
-    return Graded(sqlite, serial, scratch.Course(parallel.root, parallel_url), proc.stdout + proc.stderr,
+    return Graded(sqlite, serial, scratch.ScratchCourse(parallel.root, parallel_url), proc.stdout + proc.stderr,
                   proc.returncode)
 
 

@@ -81,7 +81,7 @@ CORRECT = "sample-correct"
 
 @dataclass
 class Batch:
-    course: scratch.Course
+    course: scratch.ScratchCourse
     handed_in: dict[tuple[str, str], dict[str, bytes]]  # (student, assignment) -> relative path -> bytes
     scores: dict[tuple[str, str], object]  # -> {grade_id: auto score} or NOT_GRADED
     manual: dict[tuple[str, str], set[str]]  # -> autograded cells flagged for manual grading
@@ -94,7 +94,7 @@ class Batch:
         return self.course.feedback_dir / student / assignment / f"{assignment}.html"
 
 
-def _hand_in(course: scratch.Course, cid: str, student: str, notebooks: dict[str, Path], files: dict[str, str],
+def _hand_in(course: scratch.ScratchCourse, cid: str, student: str, notebooks: dict[str, Path], files: dict[str, str],
              links: dict[str, str]):
     """What ``nbgrader submit`` does, run in this process with nbgrader's own ExchangeSubmit
     (tests/test_cycle.py runs the command itself): the student's assignment folder, the
@@ -125,7 +125,7 @@ def _hand_in(course: scratch.Course, cid: str, student: str, notebooks: dict[str
                 os.symlink(target.format(course=course.root), inbound / relative)
 
 
-def _read_scores(course: scratch.Course):
+def _read_scores(course: scratch.ScratchCourse):
     """Automatic points of each autograded cell (None when it has none), from the gradebook."""
     scores, manual = {}, {}
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gb:
@@ -157,7 +157,7 @@ def _read_scores(course: scratch.Course):
 MODES = tuple(os.environ.get("HOSTILE_MODES", "serial,plain").split(","))
 
 
-def _grade(course: scratch.Course, mode: str, plain) -> tuple[float, str]:
+def _grade(course: scratch.ScratchCourse, mode: str, plain) -> tuple[float, str]:
     """Autograde every assignment in ``mode`` and write the feedback; (seconds, what grading printed)."""
     log_start = course.log.stat().st_size
     start = time.monotonic()
@@ -187,7 +187,7 @@ def _grade(course: scratch.Course, mode: str, plain) -> tuple[float, str]:
 
 @dataclass
 class _Prepared:
-    course: scratch.Course
+    course: scratch.ScratchCourse
     plain: tuple | None
     hand_ins: list
     source_before: dict[str, str]
@@ -304,14 +304,14 @@ def outputs(batch: Batch, student: str, assignment: str) -> str:
     return "\n".join(texts)
 
 
-def _survivor(course: scratch.Course) -> int | None:
+def _survivor(course: scratch.ScratchCourse) -> int | None:
     """The process id the outlives-kernel entry printed, if it got that far."""
     path = course.root / "autograded" / "h-outlives-kernel" / "branch_repair" / "branch_repair.ipynb"
     found = re.search(r"started a process of its own: (\d+)", path.read_text()) if path.is_file() else None
     return int(found[1]) if found else None
 
 
-def _stop_survivor(course: scratch.Course) -> None:
+def _stop_survivor(course: scratch.ScratchCourse) -> None:
     """Kill what the outlives-kernel entry started, should grading have left it running."""
     pid = _survivor(course)
     if pid and kernel_child_alive(pid):

@@ -99,7 +99,7 @@ def _leftover_files() -> set[str]:
 
 @dataclass
 class Batch:
-    course: scratch.Course
+    course: scratch.ScratchCourse
     exit_code: int
     output: str
     seconds: float
@@ -113,7 +113,7 @@ class Batch:
     mqueue: list = field(default_factory=list)
 
 
-def _outputs(course: scratch.Course, student: str) -> str:
+def _outputs(course: scratch.ScratchCourse, student: str) -> str:
     path = course.root / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     if not path.is_file():
         return ""

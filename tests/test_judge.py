@@ -111,16 +111,18 @@ def test_a_grade_cell_after_the_first_costs_no_garbage_collection_of_the_process
 def test_a_kernel_on_another_jax_is_named_beside_its_grade_and_in_the_log(caplog):
     """The kernelspec's Python may not be nbgrader's: a kernel that says it runs another JAX than the
     judge gets a note under the cell's header and a warning in nbgrader's log, and the same points."""
+    raised = {"raised": {"types": [["builtins", "ValueError"], ["builtins", "Exception"]], "description": "no such mode"}}
+
     def judged(versions):
         session = judge.Session("static_max_mode", "errors")
         FakeKernel(session, versions=versions).answer(
-            lambda request: {"get": {"callable": True}, "call": {"result": 1.0}}.get(request["op"], {"ok": None}))
+            lambda request: {"get": {"callable": True}, "call": raised}.get(request["op"], {"ok": None}))
         return session.finish()
 
     ours = wire.jax_versions()
     same, other = judged(ours), judged({"jax": "0.0.1", "jaxlib": "0.0.2"})
     assert same.notice == "" and "NOTE" not in render(same)
-    assert other.earned == same.earned and other.results == same.results
+    assert other.earned == same.earned == same.possible == 1  # every unknown mode raised: the point, on either JAX
     assert (f"  NOTE  Graded by a kernel with jax 0.0.1, jaxlib 0.0.2, while the grader runs jax {ours['jax']}, "
             f"jaxlib {ours['jaxlib']}: ") in render(other)
     assert "a grading kernel runs jax 0.0.1, jaxlib 0.0.2" in caplog.text

@@ -33,7 +33,6 @@ from conftest import REPO
 from hostile.notebooks import build, index_of
 from hostile.pages import ANSWER_WITH_SCRIPT, BUILD, ENTRIES, MARK, RAW_OUTPUTS
 from nbconvert import HTMLExporter
-from nbgrader.api import Gradebook
 from test_formgrader import Server
 from test_hostile import html_text
 
@@ -54,7 +53,7 @@ def browser() -> str:
     return found
 
 
-def _autograded(course: scratch.Course, student: str):
+def _autograded(course: scratch.ScratchCourse, student: str):
     return course.root / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 
 
@@ -68,7 +67,7 @@ def _unsanitised(nb):
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> scratch.Course:
+def course(tmp_path_factory) -> scratch.ScratchCourse:
     work = tmp_path_factory.mktemp("page-scripts")
     notebook = build(ASSIGNMENT, BUILD, work / f"{ASSIGNMENT}.ipynb")
     course = scratch.prepare_course(work / "course")
@@ -82,9 +81,9 @@ def course(tmp_path_factory) -> scratch.Course:
     return course
 
 
-def grades(course: scratch.Course) -> dict:
+def grades(course: scratch.ScratchCourse) -> dict:
     """Every grade of both students: (student, cell) -> (auto, manual, extra credit)."""
-    with Gradebook(course.gradebook_url) as gb:
+    with course.model().gradebook() as gb:
         return {(student, g.name): (g.auto_score, g.manual_score, g.extra_credit)
                 for student in (STUDENT, CONTROL)
                 for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).grades}

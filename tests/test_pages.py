@@ -50,7 +50,7 @@ def browser() -> str:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> scratch.Course:
+def course(tmp_path_factory) -> scratch.ScratchCourse:
     notebook = REPO / "tests" / "samples" / ASSIGNMENT / "partial.ipynb"
     return graded_course.autograded(tmp_path_factory.mktemp("pages") / "course", ASSIGNMENT, STUDENT, notebook)
 

@@ -115,7 +115,7 @@ def wait_for_no_workers(root: Path) -> None:
     raise AssertionError(f"workers of the killed run are still alive: {workers_in(root)}")
 
 
-def snapshot(course: scratch.Course, students) -> dict[str, tuple]:
+def snapshot(course: scratch.ScratchCourse, students) -> dict[str, tuple]:
     """Per student: the autograded notebook's mtime and the gradebook rows of its grades."""
     taken = {}
     with sqlite3.connect(course.root / "gradebook.db") as db:
@@ -131,13 +131,13 @@ def snapshot(course: scratch.Course, students) -> dict[str, tuple]:
     return taken
 
 
-def complete_students(course: scratch.Course, students) -> set[str]:
-    loaded = state.load_course(course.root)
+def complete_students(course: scratch.ScratchCourse, students) -> set[str]:
+    loaded = course.model()
     with loaded.gradebook() as gb:
         return {s for s in students if state.is_complete(loaded, gb, ASSIGNMENT, s)}
 
 
-def half_written(course: scratch.Course, students) -> set[str]:
+def half_written(course: scratch.ScratchCourse, students) -> set[str]:
     """Students with an autograded folder that does not hold a complete grading."""
     started = {s for s in students if (course.root / "autograded" / s / ASSIGNMENT).exists()}
     return started - complete_students(course, students)
@@ -148,8 +148,8 @@ def half_written(course: scratch.Course, students) -> set[str]:
 
 @dataclass
 class Graded:
-    serial: scratch.Course
-    parallel: scratch.Course
+    serial: scratch.ScratchCourse
+    parallel: scratch.ScratchCourse
     students: list[str]
     serial_problem: str | None
     ctrl_c: tuple[int, list[str], list[str]]
@@ -418,7 +418,7 @@ def test_progress_lines_name_each_outcome():
 
 
 def test_the_busy_timeout_is_added_to_sqlite_urls_only():
-    from autograder.tools.parallel.worker import with_busy_timeout
+    from autograder.tools.course import with_busy_timeout
 
     assert with_busy_timeout("sqlite:////c/gradebook.db", 30) == "sqlite:////c/gradebook.db?timeout=30"
     assert with_busy_timeout("sqlite:////c/gradebook.db?timeout=5") == "sqlite:////c/gradebook.db?timeout=5"

@@ -48,7 +48,7 @@ def _edited(cell_id: str, append: str = "", insert_after: str = "") -> nbformat.
     return nb
 
 
-def _submit(course: scratch.Course, student: str, nb) -> None:
+def _submit(course: scratch.ScratchCourse, student: str, nb) -> None:
     if not isinstance(nb, Path):
         path = course.root.parent / f"{student}.ipynb"
         nbformat.write(nb, path)
@@ -57,7 +57,7 @@ def _submit(course: scratch.Course, student: str, nb) -> None:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> scratch.Course:
+def course(tmp_path_factory) -> scratch.ScratchCourse:
     course = scratch.prepare_course(tmp_path_factory.mktemp("report") / "course")
     scratch.generate(course, [A])
     for kind in ("correct", "partial", "empty"):
@@ -68,7 +68,7 @@ def course(tmp_path_factory) -> scratch.Course:
     return course
 
 
-def copy_course(course: scratch.Course, dest: Path) -> Path:
+def copy_course(course: scratch.ScratchCourse, dest: Path) -> Path:
     """A copy of the graded course whose config points at the copy."""
     shutil.copytree(course.root, dest, ignore=shutil.ignore_patterns("reports"))
     config = dest / "nbgrader_config.py"

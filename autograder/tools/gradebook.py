@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 
+def is_automatic_grade(cell_type: str, name, answers) -> bool:
+    """Whether a grade cell is an autograder test, whose points are automatic: a code cell that is
+    not among ``answers`` (the solution cells graded by hand, by the same kind of ``name``)."""
+    return cell_type == "code" and name not in answers
+
+
 def autograder_test_grades(submitted_notebook) -> list:
     """Grades of a submitted notebook's autograder tests: code grade cells that are not answers."""
     answers = {c.name for c in submitted_notebook.notebook.solution_cells}
-    return [g for g in submitted_notebook.grades if g.cell_type == "code" and g.name not in answers]
+    return [g for g in submitted_notebook.grades if is_automatic_grade(g.cell_type, g.name, answers)]
 
 
 def automatic_points(gb, assignment: str, student: str) -> tuple[float, float]:

@@ -41,7 +41,9 @@ from autograder.confinement.boundary import shown as escaped
 from autograder.grading.cells import GRADE_CALL, is_autograder_test
 from autograder.grading.registry import assignments as course_assignments
 from autograder.grading.registry import properties_of
+from autograder.tools.course import Course, load
 from autograder.tools.errors import ToolError
+from autograder.tools.gradebook import is_automatic_grade
 from autograder.tools.words import counted
 
 REPORTS_DIR = "reports"
@@ -280,33 +282,9 @@ class ClassReport:
 # ---------------------------------------------------------------- the course
 
 
-@dataclass(frozen=True)
-class _Course:
-    root: Path
-    db_url: str
-    course_id: str
-    autograded_directory: str
-    coursedir: object
-
-
-def _load_course(course_dir: Path) -> _Course:
-    """nbgrader's configuration, as ``nbgrader autograde`` run in ``course_dir`` reads it."""
-    from autograder.tools.parallel.state import load_course
-
-    course_dir = Path(course_dir).resolve()
-    if not (course_dir / "nbgrader_config.py").is_file():
-        raise ToolError(
-            f"report: {course_dir} has no nbgrader_config.py; run the command in the course folder "
-            "or give it with --course-dir"
-        )
-    try:
-        course = load_course(course_dir)
-    except ToolError:
-        raise
-    except Exception as error:  # noqa: BLE001 - a broken config: say so in one line
-        raise ToolError(f"report: nbgrader could not read the course's configuration in {course_dir}: {error}") from None
-    cd = course.coursedir
-    return _Course(course.root, cd.db_url, cd.course_id, cd.autograded_directory, cd)
+def _load_course(course_dir: Path) -> Course:
+    """The course in ``course_dir``, as ``nbgrader autograde`` run there reads it."""
+    return load(course_dir, "report", require_config=True)
 
 
 def _sqlite_file(url: str) -> Path | None:
@@ -315,7 +293,7 @@ def _sqlite_file(url: str) -> Path | None:
     return None
 
 
-def _gradebook_scores(course: _Course, assignment: str, problems: list[str]) -> tuple[dict | None, set[str]]:
+def _gradebook_scores(course: Course, assignment: str, problems: list[str]) -> tuple[dict | None, set[str]]:
     """{student: (points, max, complete, hand points, hand max, hand answers, hand ungraded)}: the autograder
     tests' points, and apart those of the answers graded by hand, with one query; None without a gradebook.
     Also the assignments the gradebook knows."""
@@ -326,11 +304,11 @@ def _gradebook_scores(course: _Course, assignment: str, problems: list[str]) -> 
             "(run `nbgrader autograde` in the course folder to make one)"
         )
         return None, set()
-    from nbgrader.api import Assignment, Gradebook, GradeCell, Grade, Notebook, Student
+    from nbgrader.api import Assignment, GradeCell, Grade, Notebook, Student
     from nbgrader.api import SubmittedAssignment, SubmittedNotebook
 
     try:
-        with Gradebook(course.db_url, course.course_id) as gb:
+        with course.gradebook() as gb:
             known = {a.name for a in gb.assignments}
             if assignment not in known:
                 return {}, known
@@ -363,7 +341,7 @@ def _gradebook_scores(course: _Course, assignment: str, problems: list[str]) -> 
     scores: dict[str, list] = {sid: [0.0, 0.0, True, 0.0, 0.0, 0, 0] for sid in submitted}
     for sid, nb_name, cell_name, cell_type, max_score, auto, manual in rows:
         entry = scores.setdefault(sid, [0.0, 0.0, True, 0.0, 0.0, 0, 0])
-        if cell_type != "code" or (nb_name, cell_name) in answers:  # graded by hand: not automatic points
+        if not is_automatic_grade(cell_type, (nb_name, cell_name), answers):  # graded by hand: not automatic points
             entry[3] += manual or 0.0
             entry[4] += max_score
             entry[5] += 1
@@ -375,28 +353,6 @@ def _gradebook_scores(course: _Course, assignment: str, problems: list[str]) -> 
         else:
             entry[0] += auto
     return {sid: tuple(v) for sid, v in scores.items()}, known
-
-
-def _autograded_students(course: _Course, assignment: str) -> dict[str, Path]:
-    """Students with a folder ``autograded/<student>/<assignment>/``."""
-    cd = course.coursedir
-    pattern = cd.format_path(course.autograded_directory, "*", assignment)
-    regexp = re.compile(cd.format_path(course.autograded_directory, "(?P<student_id>[^/]+)", re.escape(assignment),
-                                       escape=True) + "$")
-    found = {}
-    import glob
-
-    for path in glob.glob(pattern):
-        m = regexp.match(path)
-        if m and Path(path).is_dir():
-            found[m["student_id"]] = Path(path)
-    return found
-
-
-def _known_assignments(course: _Course) -> set[str]:
-    folder = Path(course.coursedir.format_path(course.autograded_directory, "*", "x")).parent.parent
-    names = {p.name for p in folder.glob("*/*") if p.is_dir()} if folder.is_dir() else set()
-    return names
 
 
 # ---------------------------------------------------------------- reading the notebooks
@@ -571,9 +527,9 @@ def build(assignment: str, course_dir: Path = Path(".")) -> ClassReport:
     course = _load_course(course_dir)
     problems: list[str] = []
     gradebook, known_in_gradebook = _gradebook_scores(course, assignment, problems)
-    folders = _autograded_students(course, assignment)
+    folders = course.students("autograded", assignment)
     if assignment not in known_in_gradebook and not folders:
-        known = sorted(known_in_gradebook | _known_assignments(course))
+        known = sorted(known_in_gradebook | course.assignments("autograded"))
         raise ToolError(
             f"report: unknown assignment {assignment!r}: neither the gradebook nor {course.root / 'autograded'} "
             f"has it (they have: {', '.join(known) or 'none'}; the course's property modules: "
@@ -882,7 +838,7 @@ def summary(report: ClassReport) -> str:
 def all_assignments(course_dir: Path = Path(".")) -> list[str]:
     """Assignments the gradebook or the autograded folder has."""
     course = _load_course(course_dir)
-    names = _known_assignments(course)
+    names = course.assignments("autograded")
     db = _sqlite_file(course.db_url)
     if db is None or db.is_file():
         from nbgrader.api import Gradebook

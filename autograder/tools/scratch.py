@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, TextIO
 
-from nbgrader.api import Gradebook
 from traitlets.config.loader import PyFileConfigLoader
 
+from autograder.tools.course import Course, load
 from autograder.tools.errors import CycleError
 from autograder.tools.gradebook import autograder_test_grades
 from autograder.tools.repository import REPO_ROOT, tool_env
@@ -93,15 +93,19 @@ class Score:
 
 
 @dataclass(frozen=True)
-class Course:
-    """Paths of one scratch course, and its gradebook's URL where it is not the default SQLite file."""
+class ScratchCourse:
+    """A scratch course's folders: the course itself, and the world the cycle simulates around it
+    (the exchange, the students' homes, the log of every command). What nbgrader's configuration
+    decides, the gradebook and the students' folders, is read through the one model of a course
+    (:meth:`model`, :mod:`autograder.tools.course`)."""
 
     root: Path
+    #: The gradebook, where a command line names it rather than the course's configuration.
     db_url: str | None = None
 
-    @property
-    def gradebook_url(self) -> str:
-        return self.db_url or f"sqlite:///{self.root / 'gradebook.db'}"
+    def model(self) -> Course:
+        """The course as nbgrader's configuration in its folder describes it."""
+        return load(self.root, "cycle").using(self.db_url)
 
     @property
     def exchange(self) -> Path:
@@ -125,7 +129,7 @@ class Course:
 
 @dataclass
 class CycleResult:
-    course: Course
+    course: ScratchCourse
     scores: dict[tuple[str, str], Score]
     problems: list[str] = field(default_factory=list)
 
@@ -170,7 +174,7 @@ def course_id(repo_root: Path = REPO_ROOT) -> str:
 # ---------------------------------------------------------------- course set-up
 
 
-def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT, db_url: str | None = None) -> Course:
+def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT, db_url: str | None = None) -> ScratchCourse:
     """Make an empty scratch course: config, a copy of source/, an exchange folder; its gradebook
     at ``db_url`` (an SQLAlchemy URL: ``postgresql+psycopg2://...``), else ``gradebook.db`` in it."""
     course_dir = Path(course_dir).resolve()
@@ -186,7 +190,7 @@ def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT, db_url: str | 
     if not course_config.is_file():
         raise CycleError(f"cycle: {course_config} not found; it holds the course's nbgrader config")
 
-    course = Course(course_dir, db_url)
+    course = ScratchCourse(course_dir, db_url)
     course.exchange.mkdir(parents=True)
     shutil.copytree(
         repo_root / "source",
@@ -201,7 +205,7 @@ def prepare_course(course_dir: Path, repo_root: Path = REPO_ROOT, db_url: str | 
     return course
 
 
-def start_kernels_afresh(course: Course) -> None:
+def start_kernels_afresh(course: ScratchCourse) -> None:
     """Have the scratch course start each kernel afresh through the jail, not fork it from the
     fork server (autograder/confinement/kernel_manager.py): the other way to compare with."""
     with open(course.root / "nbgrader_config.py", "a") as config:
@@ -238,7 +242,7 @@ c.Exchange.cache = {cache!r}
 # ---------------------------------------------------------------- running nbgrader
 
 
-def nbgrader(course: Course, args: list[str], cwd: Path, check: bool = True) -> str | None:
+def nbgrader(course: ScratchCourse, args: list[str], cwd: Path, check: bool = True) -> str | None:
     """Run ``python -m nbgrader ARGS`` in ``cwd``; log it; on failure raise or return the reason."""
     cmd = [sys.executable, "-m", "nbgrader", *args]
     start = time.monotonic()
@@ -293,19 +297,19 @@ class Steps:
 QUIET = Steps()
 
 
-def generate(course: Course, assignments: Iterable[str], steps: Steps = QUIET) -> None:
+def generate(course: ScratchCourse, assignments: Iterable[str], steps: Steps = QUIET) -> None:
     for a in assignments:
         with steps.step(f"nbgrader generate_assignment {a}"):
             nbgrader(course, ["generate_assignment", a], course.root)
 
 
-def release(course: Course, assignments: Iterable[str], steps: Steps = QUIET) -> None:
+def release(course: ScratchCourse, assignments: Iterable[str], steps: Steps = QUIET) -> None:
     for a in assignments:
         with steps.step(f"nbgrader release_assignment {a} (into the exchange)"):
             nbgrader(course, ["release_assignment", a], course.root)
 
 
-def hand_in(course: Course, student: Student, cid: str) -> None:
+def hand_in(course: ScratchCourse, student: Student, cid: str) -> None:
     """The student fetches each assignment, replaces the notebook with theirs, and submits."""
     home = course.home(student.student_id)
     home.mkdir(parents=True, exist_ok=True)
@@ -322,7 +326,7 @@ def hand_in(course: Course, student: Student, cid: str) -> None:
 
 
 def place_submission(
-    course: Course, student: str, assignment: str, notebook: Path, when: datetime.datetime | None = None
+    course: ScratchCourse, student: str, assignment: str, notebook: Path, when: datetime.datetime | None = None
 ) -> Path:
     """Put a notebook in ``submitted/`` as ``nbgrader collect`` leaves it (stamped ``when``, default now):
     for tools and tests that autograde without going through the exchange."""
@@ -335,7 +339,7 @@ def place_submission(
 
 
 def collect_and_grade(
-    course: Course, assignments: Iterable[str], steps: Steps = QUIET, workers: int | None = None
+    course: ScratchCourse, assignments: Iterable[str], steps: Steps = QUIET, workers: int | None = None
 ) -> list[str]:
     """Collect, autograde and give feedback; return the problems of steps that failed.
 
@@ -356,7 +360,7 @@ def collect_and_grade(
     return problems
 
 
-def _autograde(course: Course, assignment: str, steps: Steps, workers: int | None) -> str | None:
+def _autograde(course: ScratchCourse, assignment: str, steps: Steps, workers: int | None) -> str | None:
     if not workers:
         return nbgrader(course, ["autograde", assignment], course.root, check=False)
     import io
@@ -370,10 +374,10 @@ def _autograde(course: Course, assignment: str, steps: Steps, workers: int | Non
 # ---------------------------------------------------------------- reading grades
 
 
-def read_scores(course: Course) -> dict[tuple[str, str], Score]:
+def read_scores(course: ScratchCourse) -> dict[tuple[str, str], Score]:
     """Automatic points of every autograded submission, from nbgrader's gradebook."""
     scores = {}
-    with Gradebook(course.gradebook_url) as gb:
+    with course.model().gradebook() as gb:
         for assignment in gb.assignments:
             for sub in assignment.submissions:
                 tests = [g for nb in sub.notebooks for g in autograder_test_grades(nb)]
@@ -390,7 +394,7 @@ def read_scores(course: Course) -> dict[tuple[str, str], Score]:
     return scores
 
 
-def read_grades_csv(course: Course) -> list[dict[str, str]]:
+def read_grades_csv(course: ScratchCourse) -> list[dict[str, str]]:
     with course.grades_csv.open(newline="") as fh:
         return list(csv.DictReader(fh))
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import MissingEntry
 
 from autograder.confinement.boundary import shown
+from autograder.tools.course import Course
 from autograder.tools.gradebook import automatic_points
 from autograder.tools.versions import graded_with
 from autograder.tools.words import counted
@@ -17,14 +18,14 @@ def _points(x: float) -> str:
     return f"{x:g}"
 
 
-def summary_lines(db_url: str, course_id: str, graded: list[tuple[str, str]],
+def summary_lines(course: Course, graded: list[tuple[str, str]],
                   refusals: dict[tuple[str, str], list[str]]) -> list[str]:
     """One line per assignment among ``graded`` ((assignment, student) pairs graded in this run)."""
     students = defaultdict(list)
     for assignment, student in graded:
         students[assignment].append(student)
     lines = []
-    with Gradebook(db_url, course_id) as gb:
+    with course.gradebook() as gb:
         for assignment, ids in sorted(students.items()):
             earned, auto_max, hand_max = [], 0.0, 0.0
             for student in ids:
@@ -51,7 +52,7 @@ def summary_lines(db_url: str, course_id: str, graded: list[tuple[str, str]],
 
 
 def log_summary(log, coursedir, graded: list[tuple[str, str]], refusals: dict) -> None:
-    lines = summary_lines(coursedir.db_url, coursedir.course_id, graded, refusals)
+    lines = summary_lines(Course(coursedir), graded, refusals)
     for line in lines:
         log.info(line)
     if lines:

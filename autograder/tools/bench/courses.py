@@ -46,11 +46,11 @@ SAMPLE_ROTATION = ("correct", "partial", "empty", "raise")
 @dataclass(frozen=True)
 class BenchCourses:
     root: Path
-    vanilla: scratch.Course
-    floor: scratch.Course
-    forked_floor: scratch.Course
-    serial: scratch.Course
-    parallel: scratch.Course
+    vanilla: scratch.ScratchCourse
+    floor: scratch.ScratchCourse
+    forked_floor: scratch.ScratchCourse
+    serial: scratch.ScratchCourse
+    parallel: scratch.ScratchCourse
     #: (student, assignment) -> what they handed in ("correct", "corpus:hard_coded_max", ...)
     kinds: dict[tuple[str, str], str]
     #: (assignment, kind) -> the notebook handed in
@@ -155,7 +155,7 @@ def generate_here(assignments: list[str]) -> None:
             sys.exit(f"generate_assignment {assignment} failed:\n{result.get('error') or result.get('log')}")
 
 
-def _generate(course: scratch.Course, assignments: list[str]) -> subprocess.Popen:
+def _generate(course: scratch.ScratchCourse, assignments: list[str]) -> subprocess.Popen:
     code = "import sys; from autograder.tools.bench.courses import generate_here; generate_here(sys.argv[1:])"
     return subprocess.Popen(
         [sys.executable, "-c", code, *assignments], cwd=course.root, env=tool_env(),
@@ -163,7 +163,7 @@ def _generate(course: scratch.Course, assignments: list[str]) -> subprocess.Pope
     )
 
 
-def clone_course(course: scratch.Course, dest: Path) -> scratch.Course:
+def clone_course(course: scratch.ScratchCourse, dest: Path) -> scratch.ScratchCourse:
     """Copy a scratch course, pointing the copy's nbgrader_config.py at the copy."""
     shutil.copytree(course.root, dest)
     config = dest / "nbgrader_config.py"
@@ -174,7 +174,7 @@ def clone_course(course: scratch.Course, dest: Path) -> scratch.Course:
             raise scratch.CycleError(f"bench: {config} does not set a path to {path}; cannot re-point the copy")
         text = text.replace(old, new)
     config.write_text(text)
-    return scratch.Course(dest)
+    return scratch.ScratchCourse(dest)
 
 
 _VANILLA_CONFIG = '''\
@@ -187,7 +187,7 @@ c.ExchangeCollect.check_owner = False
 '''
 
 
-def vanilla_course(course_dir: Path) -> scratch.Course:
+def vanilla_course(course_dir: Path) -> scratch.ScratchCourse:
     """A scratch course of floor notebooks whose nbgrader_config.py is nbgrader's default."""
     course = scratch.prepare_course(course_dir)
     (course.root / "nbgrader_config.py").write_text(

@@ -35,7 +35,7 @@ from autograder.tools.bench import measure
 from autograder.tools.parallel.localcluster import LocalCluster
 
 
-def build(root: Path, assignments: list[str], students: int, db_url: str | None) -> scratch.Course:
+def build(root: Path, assignments: list[str], students: int, db_url: str | None) -> scratch.ScratchCourse:
     course = scratch.prepare_course(root / "course", db_url=db_url)
     scratch.generate(course, assignments)
     when = datetime.datetime.now(datetime.timezone.utc)
@@ -47,7 +47,7 @@ def build(root: Path, assignments: list[str], students: int, db_url: str | None)
     return course
 
 
-def _grade(course: scratch.Course, assignments: list[str], extra: list[str], env: dict, log: Path,
+def _grade(course: scratch.ScratchCourse, assignments: list[str], extra: list[str], env: dict, log: Path,
            work: Path, name: str) -> dict:
     """Grade every assignment with ``extra`` arguments; seconds as run and grading, and the scores."""
     seconds = grading = 0.0

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Iterable, TextIO
 from urllib.parse import urlsplit
 
+from autograder.tools.course import load
 from autograder.tools.errors import ParallelError
 from autograder.tools.parallel.progress import Outcome, Progress
 from autograder.tools.parallel.run import (
@@ -106,9 +107,7 @@ class _ClusterRun:
         previous = terminate_as_interrupt()
         client = progress = None
         try:
-            self.course = state.load_course(self.root)
-            if self.db_url:
-                self.course.coursedir.db_url = self.db_url
+            self.course = load(self.root).using(self.db_url)
             plan = state.plan(self.course, self.assignment, self.students, self.force)
             self.students = plan["students"]
             client = _connect(self.scheduler)

@@ -20,62 +20,18 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import glob
 import json
-import os
-import re
 import shutil
 import time
-from contextlib import chdir
-from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from autograder.confinement.boundary import is_regular_file, read_timestamp_text, readable_time, usable_student_id
+from autograder.confinement.boundary import is_regular_file, read_timestamp_text, readable_time
 from autograder.grading.cells import autograder_tests
+from autograder.tools.course import Course
 from autograder.tools.errors import ParallelError
-from autograder.tools.parallel.worker import with_busy_timeout
-
-
-@dataclass(frozen=True)
-class Course:
-    """The parts of nbgrader's configuration a parallel run needs."""
-
-    coursedir: object  # nbgrader.coursedir.CourseDirectory
-    allow_unconfined: bool = False  # c.ConfinedKernelManager.allow_unconfined
-
-    @property
-    def root(self) -> Path:
-        return Path(self.coursedir.root)
-
-    @property
-    def db_url(self) -> str:
-        return with_busy_timeout(self.coursedir.db_url)
-
-    def submitted(self, student: str, assignment: str) -> Path:
-        return Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, assignment))
-
-    def autograded(self, student: str, assignment: str) -> Path:
-        return Path(self.coursedir.format_path(self.coursedir.autograded_directory, student, assignment))
-
-    def gradebook(self) -> Gradebook:
-        return Gradebook(self.db_url, self.coursedir.course_id)
-
-
-def load_course(course_dir: Path) -> Course:
-    """Read nbgrader's configuration the way ``nbgrader autograde`` run in ``course_dir`` would."""
-    from nbgrader.apps.autogradeapp import AutogradeApp
-
-    course_dir = Path(course_dir).resolve()
-    if not course_dir.is_dir():
-        raise ParallelError(f"autograde: course folder {course_dir} does not exist")
-    with chdir(course_dir):
-        app = AutogradeApp()
-        app.initialize([])
-        coursedir = app.coursedir
-        coursedir.root  # noqa: B018 - the default is the working folder: resolve it while we are there
-    return Course(coursedir, bool(app.config.get("ConfinedKernelManager", {}).get("allow_unconfined", False)))
+from autograder.tools.gradebook import is_automatic_grade
 
 
 def plan(course: Course, assignment: str, students: list[str] | None, force: bool) -> dict:
@@ -133,23 +89,12 @@ def check_assignment(course: Course, assignment: str) -> None:
 
 def submitted_pattern(course: Course, assignment: str) -> str:
     """Where every student's submission of ``assignment`` lies, as a glob."""
-    return course.coursedir.format_path(course.coursedir.submitted_directory, "*", assignment)
+    return course.pattern("submitted", assignment)
 
 
 def submitted_students(course: Course, assignment: str) -> list[str]:
     """Students with a submission of ``assignment``, found as ``nbgrader autograde`` finds them."""
-    cd = course.coursedir
-    pattern = submitted_pattern(course, assignment)
-    step = cd.submitted_directory
-    one_student = cd.format_path(step, "(?P<student_id>[^/]+)", re.escape(assignment), escape=True)
-    regexp = re.compile(one_student + "$")
-    excluded = set(filter(None, cd.student_id_exclude.split(",")))
-    found = []
-    for path in glob.glob(pattern):
-        m = regexp.match(path)
-        if m and os.path.isdir(path) and m["student_id"] not in excluded and usable_student_id(m["student_id"]):
-            found.append(m["student_id"])
-    return sorted(found)
+    return list(course.students("submitted", assignment))
 
 
 def _executed(path: Path) -> bool:
@@ -188,7 +133,7 @@ def is_complete(course: Course, gb: Gradebook, assignment: str, student: str) ->
         return False
     for nb in submission.notebooks:
         answers = {c.name for c in nb.notebook.solution_cells}
-        if any(g.auto_score is None for g in nb.grades if g.cell_type == "code" and g.name not in answers):
+        if any(g.auto_score is None for g in nb.grades if is_automatic_grade(g.cell_type, g.name, answers)):
             return False
         handed_in = src / f"{nb.name}.ipynb"
         if not is_regular_file(str(handed_in)):

@@ -46,22 +46,13 @@ import signal
 import sys
 import threading
 import time
-from urllib.parse import parse_qsl, urlsplit
 
-#: Seconds a gradebook write waits for another writer before SQLite gives up.
-BUSY_TIMEOUT = 120
+from autograder.tools.course import Course, with_busy_timeout
+
 #: Extra attempts for a student whose grading still met a locked gradebook.
 LOCKED_RETRIES = 3
 
 _interrupted = threading.Event()
-
-
-def with_busy_timeout(db_url: str, seconds: float = BUSY_TIMEOUT) -> str:
-    """A SQLite URL with a busy timeout (pysqlite's ``?timeout=``); other URLs unchanged."""
-    parts = urlsplit(db_url)
-    if not parts.scheme.startswith("sqlite") or "timeout" in dict(parse_qsl(parts.query)):
-        return db_url
-    return f"{db_url}{'&' if parts.query else '?'}timeout={seconds:g}"
 
 
 #: The gradebook's URL when the command line gave one (``--db-url``). An environment
@@ -96,7 +87,7 @@ def grade(api, request: dict) -> dict:
     from autograder.tools.parallel import state
 
     assignment, student = request["assignment"], request["student"]
-    course = state.Course(api.coursedir)
+    course = Course(api.coursedir)
     start = time.monotonic()
     try:
         with state.student_lock(course, assignment, student):
@@ -106,7 +97,7 @@ def grade(api, request: dict) -> dict:
                 if mark is not None and mark != request["expect"]:
                     return {"student": student, "success": True, "interrupted": False, "already": True,
                             "seconds": time.monotonic() - start, "log": "",
-                            **points_of(api.coursedir.db_url, assignment, student), "cpu_seconds": _cpu()}
+                            **points_of(course, assignment, student), "cpu_seconds": _cpu()}
             return grade_one(api, assignment, student, request.get("force", True))
     except ParallelError as error:
         return {"student": student, "success": False, "interrupted": False, "seconds": time.monotonic() - start,
@@ -136,7 +127,7 @@ def grade_one(api, assignment: str, student: str, force: bool) -> dict:
         "log": log,
     }
     if result["success"]:
-        outcome.update(points_of(api.coursedir.db_url, assignment, student))
+        outcome.update(points_of(Course(api.coursedir), assignment, student))
     else:
         outcome["error"] = gist(log)
     if _interrupted.is_set():
@@ -149,19 +140,17 @@ def _keep_only_complete(api, assignment: str, student: str) -> bool:
     """After an interrupt: remove the student's grading unless it is complete; whether it is."""
     from autograder.tools.parallel import state
 
-    course = state.Course(api.coursedir)
+    course = Course(api.coursedir)
     state.discard_partial(course, assignment, student)
     with course.gradebook() as gb:
         return state.is_complete(course, gb, assignment, student)
 
 
-def points_of(db_url: str, assignment: str, student: str) -> dict:
+def points_of(course: Course, assignment: str, student: str) -> dict:
     """Automatic points of the autograder tests (code grade cells that are not answers)."""
-    from nbgrader.api import Gradebook
-
     from autograder.tools.gradebook import automatic_points
 
-    with Gradebook(db_url) as gb:
+    with course.gradebook() as gb:
         earned, possible = automatic_points(gb, assignment, student)
         return {"points": earned, "max_points": possible}
 
@@ -263,7 +252,7 @@ def plan(api, assignment: str, students: list[str] | None, force: bool) -> dict:
     from autograder.tools.parallel import state
 
     try:
-        return {"plan": state.plan(state.Course(api.coursedir), assignment, students, force)}
+        return {"plan": state.plan(Course(api.coursedir), assignment, students, force)}
     except ParallelError as error:
         return {"error": str(error)}
     except Exception as error:  # noqa: BLE001 - whatever the course's folders hold, the coordinator is told why
@@ -288,7 +277,7 @@ def _kernels(api) -> dict:
 def discard(assignment: str, students: list[str]) -> int:
     from autograder.tools.parallel import state
 
-    course = state.Course(open_api().coursedir)
+    course = Course(open_api().coursedir)
     for student in students:
         state.discard_partial(course, assignment, student)
     return 0
