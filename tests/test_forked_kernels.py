@@ -167,6 +167,17 @@ def graded(tmp_path_factory):
 
 
 @slow
+def test_the_bench_reads_which_way_each_courses_kernels_started(graded):
+    """`bench` reports a figure only for kernels that started the way its mode measures: it reads
+    nbgrader's own log line, here from these two real courses."""
+    from autograder.tools.bench.run import kernels_started
+
+    _, forked, fresh = graded
+    assert kernels_started(forked.log.read_text()) == {"forked from a fork server"}
+    assert kernels_started(fresh.log.read_text()) == {"started afresh"}
+
+
+@slow
 def test_forked_and_fresh_kernels_give_the_same_scores(graded):
     notebooks, forked, fresh = graded
     scores = scratch.read_scores(forked), scratch.read_scores(fresh)

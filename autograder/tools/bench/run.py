@@ -47,6 +47,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -78,6 +79,21 @@ TARGETS = (
      "<=", 1.5),
 )
 BUSY_SHARE = 0.10  # more CPU than this taken by other programs marks a row as skewed
+#: How each mode's kernels must start for its figure to be what the report calls it; vanilla's are
+#: nbgrader's own and say nothing. A command whose output says otherwise gets no figure.
+KERNELS_START = {"floor": "started afresh", "forked_floor": "forked from a fork server",
+                 "serial": "forked from a fork server", "parallel": "forked from a fork server"}
+#: The line that says how kernels start: the course's kernel manager under nbgrader
+#: (autograder.confinement.kernel_manager), and the parallel command's ``kernels:`` line.
+_KERNELS_STARTED = re.compile(r"(?:autograder: grading kernels start in |^kernels: in ).*?, "
+                              r"(forked from a fork server|started afresh)", re.MULTILINE)
+
+
+def kernels_started(output: str) -> set[str]:
+    """Every way a command's output says its kernels started (:data:`KERNELS_START`'s words)."""
+    return set(_KERNELS_STARTED.findall(output))
+
+
 ATTEMPTS = 3  # gradings of one assignment at most, while other programs keep the machine busy
 _COLUMNS = (("vanilla", 11), ("floor", 9), ("forked_floor", 10), ("serial", 10), ("parallel", 12))  # printed width of each mode's column
 
@@ -175,7 +191,16 @@ def _grade(mode: str, assignment: str, root: Path, workers: int, env: dict, log:
     json_out = work / f"parallel-{assignment}.json" if mode == "parallel" else None
     phases = _bench_course.phase_log(root)
     phases.unlink(missing_ok=True)
+    written = log.stat().st_size if log.exists() else 0
     measured = measure.run_measured(_command(mode, assignment, workers, json_out, force), root, env, log)
+    if mode in KERNELS_START:
+        with open(log, "rb") as output:
+            output.seek(written)
+            said = kernels_started(output.read().decode("utf-8", "replace"))
+        if said != {KERNELS_START[mode]}:
+            raise scratch.CycleError(
+                f"bench: {LABEL[mode]} grading {assignment}: its kernels {' and '.join(sorted(said)) or 'said nothing of how they started'}, "
+                f"where this mode measures kernels {KERNELS_START[mode]}: no figure for the wrong way (see {log})")
     run = measured.as_dict()
     if phases.exists():
         run["phases"] = _mean_phases([json.loads(line) for line in phases.read_text().splitlines() if line.strip()])
