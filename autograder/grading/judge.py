@@ -463,9 +463,13 @@ class _JudgeThreads:
     JAX and the property modules loaded, that was 0.15 s for every grade cell."""
 
     def __init__(self):
+        self._forget()
+        os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        """No thread yet: a fork holds none of its parent's threads, nor a lock one of them held."""
         self._lock = threading.Lock()
         self._idle: list[queue.SimpleQueue] = []
-        os.register_at_fork(after_in_child=self._idle.clear)  # a fork holds none of its parent's threads
 
     def run(self, task) -> threading.Event:
         """Run ``task`` on an idle thread, or a new one; the event is set once it has returned."""
