@@ -56,8 +56,7 @@ def grade_file(path: str) -> Verdict:
     """Grade one corpus file the way a real grading does (the properties in the judge, the code
     in the kernel's place). Runs in a worker process of :func:`_pool`'s, which grades file after
     file: JAX's caches are cleared first, as each notebook's kernel starts without what an earlier
-    notebook compiled (on JAX 0.12 a correct ledger file failed `signature_matches_jax` after another
-    file had been graded in the same process, and passed once the caches were cleared between)."""
+    notebook compiled."""
     import jax
 
     jax.clear_caches()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,27 @@ def test_examples_do_not_depend_on_the_modules_loaded(tmp_path):
     plain, with_module = examples(), examples(str(constants))
     assert "777777" not in with_module and "-31337" not in with_module
     assert plain == with_module
+
+
+_GRADE_THROUGH_THE_JUDGE = """
+import contextlib, io, sys
+import test_graders
+
+with contextlib.redirect_stdout(io.StringIO()):
+    verdict = test_graders.grade_file(sys.argv[1])
+print(sorted(verdict.failed), verdict.earned)
+"""
+
+
+@pytest.mark.parametrize("seed", ["14", "99"])
+def test_a_correct_answer_keeps_its_points_whatever_the_kernels_hash_seed(seed):
+    """Every kernel draws its string hashes afresh, and a frozenset lists its items in an order that
+    hangs on them and on the order they went in: under hash seed 99 the two calls' frozensets of this
+    correct ledger answer describe themselves in different words (kind and text) while hashing equal.
+    Judged through the judge, the signature property compares them by hash, and the answer keeps its
+    points under either seed (under 99 it lost both points of `signature_matches_jax` before)."""
+    path = CORPUS / "ledger_extension" / "student_c_correct_frozenset.py"
+    done = subprocess.run([sys.executable, "-c", _GRADE_THROUGH_THE_JUDGE, str(path)], capture_output=True, text=True,
+                          cwd=Path(__file__).parent, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1].startswith("[] "), done.stdout[-500:]
