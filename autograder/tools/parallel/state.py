@@ -31,7 +31,7 @@ from autograder.confinement.boundary import is_regular_file, read_timestamp_text
 from autograder.grading.cells import autograder_tests
 from autograder.tools.course import Course
 from autograder.tools.errors import ParallelError
-from autograder.tools.gradebook import is_automatic_grade
+from autograder.tools.gradebook import autograder_test_grades
 
 
 def plan(course: Course, assignment: str, students: list[str] | None, force: bool) -> dict:
@@ -132,8 +132,7 @@ def is_complete(course: Course, gb: Gradebook, assignment: str, student: str) ->
     except MissingEntry:
         return False
     for nb in submission.notebooks:
-        answers = {c.name for c in nb.notebook.solution_cells}
-        if any(g.auto_score is None for g in nb.grades if is_automatic_grade(g.cell_type, g.name, answers)):
+        if any(g.auto_score is None for g in autograder_test_grades(nb)):
             return False
         handed_in = src / f"{nb.name}.ipynb"
         if not is_regular_file(str(handed_in)):
