@@ -7,6 +7,7 @@
     python -m autograder check [--repo DIR] [--quick]
     python -m autograder report ASSIGNMENT | --all [--course-dir DIR]   (in the course folder)
     python -m autograder mutants ASSIGNMENT... | --all [--workers N] [--operator NAME]
+    python -m autograder selfcheck                     (writes source/<a>/selfcheck.py from autograder/public/)
     python -m autograder upgrade-check --jax VERSION [--python PYTHON] [--assignment NAME] [--work-dir DIR]
 """
 
@@ -141,6 +142,12 @@ def main(argv: list[str] | None = None) -> int:
                      help="only this operator (repeatable; the record is then not written)")
     mut.add_argument("--repo", type=Path, default=REPO_ROOT, metavar="DIR", help="the course repository")
 
+    commands.add_parser(
+        "selfcheck",
+        help="write each assignment's source/<a>/selfcheck.py from autograder/public/",
+        description="Join the self-check runner and each assignment's public checks into the selfcheck.py "
+        "beside its source notebook (then regenerate release/ with nbgrader generate_assignment).",
+    )
     up = commands.add_parser(
         "upgrade-check",
         help="what another JAX would change: claims, corpus grades and XLA flags, in a throwaway environment",
@@ -166,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
             from autograder.tools import upgrade
 
             return upgrade.run(args.jax, args.python, args.work_dir, args.assignments, args.workers, args.json)
+        if args.command == "selfcheck":
+            from autograder.tools import selfcheck
+            return selfcheck.main()
         if args.command == "check":
             from autograder.tools import check
 

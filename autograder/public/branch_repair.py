@@ -1,0 +1,87 @@
+"""Public checks of branch_repair: the branch's two totals, its failure under jit, and a dynamic gain."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from autograder.public.runner import Mismatch, TraceCount, close, public, show
+
+ASSIGNMENT = "branch_repair"
+
+
+def _totals(values):
+    wide = np.asarray(values, dtype=np.float64)
+    return float(np.sum(wide ** 2)), float(np.sum(wide))
+
+
+def _branch_cases(rng, gains):
+    fixed = [np.arange(8, dtype=np.float32), np.array([-1.5, 0.5, 2.0], dtype=np.float32)]
+    for values in fixed:
+        for gain in gains:
+            yield values, gain
+    for _ in range(3):
+        yield rng.uniform(-4, 4, int(rng.integers(2, 7))).astype(np.float32), float(rng.choice([-1.0, 0.5, 1.5, 3.0]))
+
+
+@public("failure", "`broken_branch` gives the sum of squares when gain > 1.0 and the plain sum otherwise, eagerly",
+        "Write the Python `if gain > 1.0:` the lesson shows; it is right eagerly and fails only under jit.")
+def eager_totals(names, rng):
+    for values, gain in _branch_cases(rng, (0.5, 1.0, 2.0)):
+        def run(values=values, gain=gain):
+            got = names.function("broken_branch")(jnp.asarray(values), gain)
+            squares, plain = _totals(values)
+            expected = squares if gain > 1.0 else plain
+            if not close(got, expected):
+                raise Mismatch("`broken_branch` does not give the total its gain asks for.", show(got), repr(expected))
+
+        yield f"broken_branch({show(values)}, {gain!r})", run
+
+
+@public("failure", "`jax.jit(broken_branch)` fails with TracerBoolConversionError",
+        "Under jit, `gain` is a tracer with no value yet: a Python `if` on it cannot choose a branch.")
+def fails_under_jit(names, rng):
+    def run():
+        values = jnp.arange(8, dtype=jnp.float32)
+        try:
+            got = jax.jit(names.function("broken_branch"))(values, 2.0)
+        except jax.errors.TracerBoolConversionError:
+            return
+        raise Mismatch("`jax.jit(broken_branch)` ran without an error.", show(got), "TracerBoolConversionError")
+
+    yield "jax.jit(broken_branch)(float32[8] [0.0, ..., 7.0], 2.0)", run
+
+
+@public("repair", "`repaired` gives the branch's total for gains on both sides of 1.0, as floats and 0-d arrays",
+        "Choose between the two totals with `lax.cond(gain > 1.0, ...)` or `jnp.where`; keep `gain` a runtime value.")
+def repaired_totals(names, rng):
+    for values, gain in _branch_cases(rng, (-3.0, 0.0, 0.5, 1.0, 1.001, 2.0, 50.0)):
+        for given, how in ((gain, repr(gain)), (jnp.float32(gain), f"float32[] {gain!r}")):
+            def run(values=values, gain=gain, given=given):
+                got = names.function("repaired")(jnp.asarray(values), given)
+                squares, plain = _totals(values)
+                expected = squares if gain > 1.0 else plain
+                if not close(got, expected):
+                    raise Mismatch("`repaired` does not give the total its gain asks for.", show(got), repr(expected))
+
+            yield f"repaired({show(values)}, {how})", run
+
+
+@public("traces", "new gains, as floats or as 0-d arrays, reuse `repaired`'s program",
+        "A static `gain` compiles one program per gain value: leave it out of `static_argnames`.")
+def gain_dynamic(names, rng):
+    def run():
+        repaired = names.function("repaired")
+        values = jnp.linspace(0.0, 1.0, 5, dtype=jnp.float32)
+        gains = (0.25, 1.0, 1.5, 4.0)
+        arrays = [jnp.float32(g) for g in gains]
+        repaired(values, 0.75)
+        repaired(values, jnp.float32(0.75))
+        with TraceCount() as watch:
+            for gain in gains:
+                repaired(values, gain)
+            for gain in arrays:
+                repaired(values, gain)
+        if watch.count:
+            raise Mismatch("Changing only the gain traced again.", f"{watch.count} new trace(s)", "none")
+
+    yield "repaired(float32[5], gain) for gains 0.25, 1.0, 1.5, 4.0 after one call at 0.75", run

@@ -1,0 +1,103 @@
+"""Public checks of padded_masking: the padded layout, the masked objective, one trace, the gradient."""
+
+import jax.numpy as jnp
+import numpy as np
+
+from autograder.public.runner import Mismatch, TraceCount, close, public, show
+
+ASSIGNMENT = "padded_masking"
+
+
+@public("padding", "`pad_batch` puts the values first in a float32 batch of `size` rows, with a mask of the real rows",
+        "Build a float32 array of `size` rows, copy the values to the front, and mark `arange(size) < len(values)`.")
+def layout(names, rng):
+    cases = [([1, 2, 3], 4), (np.arange(5, dtype=np.float32) + 0.5, 8), (np.ones(4, dtype=np.float32), 4)]
+    cases += [(rng.uniform(-5, 5, n).astype(np.float32), int(n + rng.integers(0, 4))) for n in (2, 6)]
+    for values, size in cases:
+        def run(values=values, size=size):
+            padded, mask = names.function("pad_batch")(values, size)
+            real = len(values)
+            if np.shape(padded) != (size,) or np.asarray(padded).dtype != np.float32:
+                raise Mismatch("The padded batch should be float32 with `size` rows.", show(padded),
+                               f"float32[{size}]")
+            if np.shape(mask) != (size,) or np.asarray(mask).dtype != np.bool_:
+                raise Mismatch("The mask should be a bool array with `size` rows.", show(mask), f"bool[{size}]")
+            if not close(np.asarray(padded)[:real], np.asarray(values, dtype=np.float32), rtol=0, atol=0):
+                raise Mismatch("The first rows of the batch should be the values, in order.", show(padded))
+            expected = [True] * real + [False] * (size - real)
+            if np.asarray(mask).tolist() != expected:
+                raise Mismatch("The mask should mark exactly the real rows.", show(mask), str(expected))
+
+        yield f"pad_batch({show(np.asarray(values))}, {size})", run
+
+    def too_long():
+        try:
+            got = names.function("pad_batch")(np.ones(9, dtype=np.float32), 8)
+        except ValueError:
+            return
+        raise Mismatch("A batch longer than `size` was accepted.", show(got[0]) if isinstance(got, tuple) else show(got),
+                       "ValueError")
+
+    yield "pad_batch(float32[9] ones, 8)", too_long
+
+
+def _batches(rng):
+    yield [0.0, 1.0, 2.0, 3.0, 4.0], 8
+    yield [-1.0, 2.5], 8
+    yield [0.25, -3.0, 7.0], 3
+    for n in (3, 7):
+        yield rng.uniform(-3, 3, n).round(3).tolist(), 10
+
+
+@public("objective", "`masked_score` of a padded batch equals the unpadded sum of (v + 1)**2, whatever the padding holds",
+        "Compute every row's term, then keep only the marked terms with `jnp.where(mask, term, 0.0)` before summing.")
+def objective(names, rng):
+    for batch, size in _batches(rng):
+        for junk in (None, np.nan, np.inf, -1e30):
+            def run(batch=batch, size=size, junk=junk):
+                padded, mask = names.function("pad_batch")(batch, size)
+                if junk is not None:
+                    padded = jnp.where(jnp.asarray(mask), jnp.asarray(padded), junk)
+                got = names.function("masked_score")(padded, mask)
+                expected = float(np.sum((np.array(batch, dtype=np.float64) + 1.0) ** 2))
+                if not close(got, expected):
+                    raise Mismatch("`masked_score` does not give the unpadded objective.", show(got), repr(expected))
+
+            where = "as `pad_batch` left them" if junk is None else f"set to {junk}"
+            yield f"batch {batch} padded to {size}, padded rows {where}", run
+
+
+@public("traces", "batches of different lengths, padded to one size, share one trace of `masked_score`",
+        "Pad every batch to the same size first; `masked_score`'s shapes then never change.")
+def one_trace(names, rng):
+    def run():
+        lengths = (1, 6, 11, 12)
+        batches = [names.function("pad_batch")(np.linspace(-1.0, 1.0, n, dtype=np.float32), 12) for n in lengths]
+        with TraceCount() as watch:
+            for padded, mask in batches:
+                names.function("masked_score")(padded, mask)
+        if watch.count > 1:
+            raise Mismatch("The padded batches were traced more than once.", f"{watch.count} traces", "at most 1")
+
+    yield "lengths 1, 6, 11 and 12, each padded to 12, then masked_score on each", run
+
+
+@public("gradient", "`loss_and_slope` gives the unpadded loss and its slope in t, whatever the padding holds",
+        "Clean the padded rows with `jnp.where` before the `log`, and select again after it: "
+        "`where` picks values, but the gradient flows through both branches.")
+def gradient(names, rng):
+    cases = [(np.array([1.0, np.e, np.e ** 2], dtype=np.float32), 0.5, 8)]
+    cases += [(rng.uniform(0.5, 4.0, 4).astype(np.float32), float(rng.uniform(-1, 1)), 6)]
+    for real, t, size in cases:
+        for junk in (0.0, np.nan, -1.0):
+            def run(real=real, t=t, size=size, junk=junk):
+                values = jnp.asarray(np.concatenate([real, np.full(size - len(real), junk, dtype=np.float32)]))
+                mask = jnp.asarray(np.arange(size) < len(real))
+                value, slope = names.function("loss_and_slope")(jnp.float32(t), values, mask)
+                logs = np.log(real.astype(np.float64))
+                expected = (float(np.mean((logs - t) ** 2)), float(-2.0 * np.mean(logs - t)))
+                if not (close(value, expected[0]) and close(slope, expected[1])):
+                    raise Mismatch("The loss or its slope is not the unpadded one.",
+                                   f"loss {show(value)}, slope {show(slope)}", f"loss {expected[0]!r}, slope {expected[1]!r}")
+
+            yield f"t = {t:g}, real rows {show(real)} padded to {size} with {junk}", run

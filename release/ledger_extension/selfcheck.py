@@ -1,0 +1,379 @@
+# The self-check of this assignment: run by the notebook's self-check cells.
+# Made from the course's public checks; a new copy replaces it, so leave it as it is.
+
+"""Self-check runner: public examples for one part of a notebook, reported as the graders report.
+
+Run a part's checks from its notebook with ``self_check("<part>")``. Each check tries a few fixed
+examples, smallest first, then a few seeded random ones, and reports the first example that fails.
+Passing the self-check does not promise full marks: the hidden graders check much more.
+
+Only the standard library, NumPy and JAX are used here.
+"""
+
+import contextlib
+import io
+import sys
+import time
+import warnings
+
+import numpy as np
+
+#: Seconds one part may spend; checked between examples, so a slow example can run past it once.
+BUDGET_SECONDS = 20.0
+#: The seed of every check's random examples: the same examples on every run.
+SEED = 0
+_LABELS = ("Problem", "Example", "Got", "Expected", "Hint")
+
+
+class Mismatch(Exception):
+    """Raised by an example whose answer is not what the notebook promises."""
+
+    def __init__(self, problem, got="", expected=""):
+        super().__init__(problem)
+        self.problem, self.got, self.expected = problem, got, expected
+
+
+class Check:
+    """One public check: its part, a one-line title, a hint, and its examples.
+
+    ``examples(names, rng)`` yields ``(text, run)`` pairs, smallest first: ``text`` says the input
+    in plain words, ``run()`` raises :class:`Mismatch` (or any error) when the answer is wrong.
+    """
+
+    def __init__(self, part, title, hint, examples):
+        self.part, self.title, self.hint, self.examples = part, title, hint, examples
+
+
+CHECKS = []
+
+
+def public(part, title, hint):
+    """Register a generator of examples as a public check of ``part``."""
+
+    def register(examples):
+        CHECKS.append(Check(part, title, hint, examples))
+        return examples
+
+    return register
+
+
+class Names:
+    """The notebook's names, read as the checks need them."""
+
+    def __init__(self, namespace):
+        self._namespace = namespace
+
+    def __getitem__(self, name):
+        if name not in self._namespace:
+            raise Mismatch(f"`{name}` is not defined: run every cell above this one, then this one again.")
+        return self._namespace[name]
+
+    def function(self, name):
+        value = self[name]
+        if not callable(value):
+            raise Mismatch(f"`{name}` should be a function, but it is a {type(value).__name__}.")
+        return value
+
+
+class TraceCount:
+    """The functions JAX traces while a ``with`` block runs, from JAX's own monitoring events."""
+
+    EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+    def __init__(self):
+        self.names = []
+
+    def _record(self, event, duration_secs, **details):
+        if event == self.EVENT:
+            self.names.append(details.get("fun_name", "?"))
+
+    def __enter__(self):
+        import jax
+
+        jax.monitoring.register_event_duration_secs_listener(self._record)
+        return self
+
+    def __exit__(self, *exc_info):
+        import jax
+
+        jax.monitoring.unregister_event_duration_listener(self._record)
+        return False
+
+    @property
+    def count(self):
+        return len(self.names)
+
+
+def close(got, expected, rtol=1e-5, atol=1e-6):
+    """Whether two numbers or arrays agree to float32 precision (shapes must match)."""
+    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def show(value, limit=120):
+    """A short plain rendering of a value: dtype and shape for arrays, then the numbers."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        numbers = np.asarray(value).tolist()
+        text = f"{value.dtype}{list(value.shape)} {numbers}"
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Result:
+    """What one check gave: passed, failed at an example, or not finished in the time budget."""
+
+    def __init__(self, check, status, example="", problem="", got="", expected=""):
+        self.check, self.status = check, status
+        self.example, self.problem, self.got, self.expected = example, problem, got, expected
+
+    def lines(self):
+        if self.status == "pass":
+            return [f"  PASS  {self.check.title}"]
+        if self.status == "unfinished":
+            return [f"  NOTE  Not finished in the time budget, so not judged: {self.check.title}"]
+        lines = [f"  FAIL  {self.check.title}"]
+        values = (self.problem, self.example, self.got, self.expected, self.check.hint)
+        for label, text in zip(_LABELS, values):
+            if text:
+                lines.append(f"        {label + ':':<10}{text}")
+        return lines
+
+
+class Report:
+    """The self-check of one part: a header, a note, then a line (or a block) per check."""
+
+    def __init__(self, assignment, part, results):
+        self.assignment, self.part, self.results = assignment, part, results
+
+    @property
+    def passed(self):
+        return all(result.status == "pass" for result in self.results)
+
+    def lines(self):
+        passing = sum(result.status == "pass" for result in self.results)
+        lines = [f"Self-check {self.assignment} / {self.part}: {passing} of {len(self.results)} public checks pass",
+                 "  NOTE  Passing the self-check does not promise full marks: the hidden graders check much more."]
+        for result in self.results:
+            lines.extend(result.lines())
+        return lines
+
+    def text(self):
+        return "\n".join(self.lines())
+
+
+def _run_check(check, names, deadline):
+    rng = np.random.default_rng(SEED)
+    text = ""
+    try:
+        for text, run in check.examples(names, rng):
+            if time.monotonic() > deadline:
+                return Result(check, "unfinished")
+            run()
+            text = ""
+    except Mismatch as failure:
+        return Result(check, "fail", text, failure.problem, failure.got, failure.expected)
+    except Exception as error:  # an example that raises is a failure, told in one line
+        message = " ".join(str(error).split())
+        if len(message) > 300:
+            message = message[:297] + "..."
+        problem = f"The example stopped with {type(error).__name__}: {message}" if message else (
+            f"The example stopped with {type(error).__name__}.")
+        return Result(check, "fail", text, problem)
+    return Result(check, "pass")
+
+
+def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
+    """Run the public checks of ``part`` on ``namespace`` (a notebook's globals); a :class:`Report`.
+
+    Nothing reaches stderr: warnings are silenced and what the checked code prints is kept aside.
+    """
+    checks = [check for check in CHECKS if check.part == part]
+    if not checks:
+        known = sorted({check.part for check in CHECKS})
+        raise ValueError(f"no self-check is named {part!r}; the parts are {', '.join(map(repr, known))}")
+    names = Names(namespace)
+    deadline = time.monotonic() + budget
+    results = []
+    kept = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
+        warnings.simplefilter("ignore")
+        for check in checks:
+            if time.monotonic() > deadline:
+                results.append(Result(check, "unfinished"))
+            else:
+                results.append(_run_check(check, names, deadline))
+    return Report(assignment or ASSIGNMENT, part, results)
+
+
+def self_check(part, namespace=None):
+    """Run the public checks of ``part`` on the calling notebook's names and print the report."""
+    if namespace is None:
+        namespace = sys._getframe(1).f_globals
+    print(run(part, namespace).text())
+
+
+ASSIGNMENT = "?"
+
+
+"""Public checks of ledger_extension: the ledger's rows, their traced flags, the sixteen row, signature_of.
+
+The ledger is a list the graded cells read too: these checks add a few rows of their own (an int32
+matrix, a random float32 vector, lengths 5, 5 and 7), each labelled as what it is. The notebook's
+first three rows are checked where they are (a ledger built without them skips those examples).
+"""
+
+import jax.numpy as jnp
+
+ASSIGNMENT = "ledger_extension"
+
+
+_FIRST = (("first call", 140.0), ("new values", 204.0), ("new scale", 280.0))
+
+
+def _rows(names):
+    rows = names["call_rows"]
+    if not isinstance(rows, list):
+        raise Mismatch(f"`call_rows` should be a list, but it is a {type(rows).__name__}.")
+    return rows
+
+
+def _has_first_rows(names):
+    """Whether the ledger starts with the notebook's three worked rows (labelled as the notebook labels them)."""
+    rows = names["call_rows"]
+    return isinstance(rows, list) and [row.get("label") for row in rows[:3] if isinstance(row, dict)] == [
+        label for label, _ in _FIRST]
+
+
+def _row(names, index):
+    return _rows(names)[index]
+
+
+@public("rows", "each row records the call's shape (a tuple), dtype (a string) and result (a float)",
+        "Read `x.shape`, `str(x.dtype)` and `float(result)` in `observed_call`, and append one dict per call.")
+def rows(names, rng):
+    for index, (label, result) in enumerate(_FIRST if _has_first_rows(names) else ()):
+        def run(index=index, label=label, result=result):
+            row = _row(names, index)
+            got = {key: row.get(key) for key in ("label", "shape", "dtype", "result", "static")}
+            expected = {"label": label, "shape": (8,), "dtype": "float32", "result": result, "static": {}}
+            for key, want in expected.items():
+                if type(got[key]) is not type(want) or got[key] != want:
+                    raise Mismatch(f"The row's {key!r} is not what the call was.", show(got[key]), repr(want))
+
+        yield f"call_rows[{index}], the {label!r} row of float32[8]", run
+
+    def matrix():
+        rows = names["call_rows"]
+        before = len(rows)
+        returned = names.function("observed_call")("int32 matrix", jnp.arange(6, dtype=jnp.int32).reshape(2, 3), 2.0)
+        if len(rows) != before + 1:
+            raise Mismatch("`observed_call` should append exactly one row.", f"{len(rows) - before} new rows", "1")
+        row = rows[-1]
+        got = (row.get("shape"), row.get("dtype"), row.get("result"), returned)
+        if got != ((2, 3), "int32", 110.0, 110.0):
+            raise Mismatch("The int32 matrix row does not record the call.", f"shape, dtype, result, returned = {got}",
+                           "((2, 3), 'int32', 110.0, 110.0)")
+
+    yield "observed_call('int32 matrix', int32[2, 3] [[0, 1, 2], [3, 4, 5]], 2.0)", matrix
+
+    values, scale = rng.uniform(-3, 3, 5).astype(np.float32), float(rng.uniform(0.5, 2.0))
+
+    def vector():
+        returned = names.function("observed_call")("self-check vector", jnp.asarray(values), scale)
+        row = _rows(names)[-1]
+        expected = float(jnp.asarray(scale, dtype=jnp.float32) * jnp.sum(jnp.asarray(values) ** 2))
+        got = (row.get("shape"), row.get("dtype"))
+        if got != ((5,), "float32") or type(row.get("result")) is not float:
+            raise Mismatch("The row does not record the call's shape, dtype and a float result.",
+                           f"shape, dtype, result = {got + (row.get('result'),)}", "((5,), 'float32', a float)")
+        if abs(row["result"] - expected) > 1e-4 * max(1.0, abs(expected)) or returned != row["result"]:
+            raise Mismatch("The row's result (or the returned value) is not the call's result.",
+                           f"row {row['result']!r}, returned {returned!r}", repr(expected))
+
+    yield f"observed_call('self-check vector', {show(values)}, {scale:.4g})", vector
+
+
+@public("traces", "the first rows' traced flags, and fresh calls' flags and counts, agree with JAX's own trace events",
+        "Compare `trace_log[\"count\"]` before and after the call: that is what happened, not a guess from the shape.")
+def traced(names, rng):
+    def first_rows():
+        first, new_values, new_scale = (_row(names, i) for i in range(3))
+        for row in (first, new_values, new_scale):
+            if not isinstance(row.get("traced"), (bool, np.bool_)):
+                raise Mismatch(f"The {row.get('label')!r} row's traced should be a bool.", show(row.get("traced")))
+        flags = [bool(row["traced"]) for row in (first, new_values, new_scale)]
+        if flags != [True, False, False]:
+            raise Mismatch("The first three rows' traced flags are not what JAX did.", str(flags), "[True, False, False]")
+
+    if _has_first_rows(names):
+        yield "the first three rows: first call, new values, new scale", first_rows
+    for length in (5, 5, 7):
+        def fresh(length=length):
+            x = jnp.ones(length, dtype=jnp.float32)
+            with TraceCount() as watch:
+                names.function("observed_call")(f"fresh length {length}", x, 0.5)
+            row = names["call_rows"][-1]
+            jax_traced = "scaled_square_sum" in watch.names
+            if bool(row.get("traced")) != jax_traced:
+                raise Mismatch("The row's traced flag is not what JAX did.", f"traced={row.get('traced')}",
+                               f"traced={jax_traced}")
+            count = names["trace_log"]["count"]
+            if row.get("trace_count") != count:
+                raise Mismatch("The row's trace_count is not trace_log's count after the call.",
+                               repr(row.get("trace_count")), repr(count))
+
+        yield f"observed_call('fresh length {length}', float32[{length}] ones, 0.5)", fresh
+
+
+@public("sixteen", "a row labelled 'new length sixteen' records float32[16] and its result",
+        "Call `observed_call(\"new length sixteen\", jnp.arange(16, dtype=jnp.float32), 1.0)` once.")
+def sixteen(names, rng):
+    def run():
+        found = [row for row in names["call_rows"] if row.get("label") == "new length sixteen"]
+        if not found:
+            raise Mismatch("No row is labelled 'new length sixteen'.")
+        row = found[0]
+        got = (row.get("shape"), row.get("dtype"), row.get("result"))
+        if got != ((16,), "float32", 1240.0):
+            raise Mismatch("The sixteen row does not record the call.", f"shape, dtype, result = {got}",
+                           "((16,), 'float32', 1240.0)")
+
+    yield "the row labelled 'new length sixteen'", run
+
+
+def _calls(rng):
+    x3 = jnp.arange(3.0)
+    yield "x float32[3], scale 1.0, power 2; then new values of x and scale", ((x3, 1.0), {"power": 2}), (
+        (x3 + 1.0, 5.0), {"power": 2}), True
+    yield "x float32[3]; then x float32[4] (a new shape)", ((x3, 1.0), {"power": 2}), (
+        (jnp.arange(4.0), 1.0), {"power": 2}), False
+    for _ in range(2):
+        n = int(rng.integers(2, 6))
+        a, b = (jnp.asarray(rng.uniform(-2, 2, n).astype(np.float32)) for _ in range(2))
+        yield f"x float32[{n}], random values; then other random values, same shape", ((a, 0.5), {"power": 3}), (
+            (b, 2.0), {"power": 3}), True
+
+
+@public("signature", "`signature_of` is hashable, stable, equal for new values and different for a new shape",
+        "Describe what JAX keys its cache on: the tree structure and each leaf's shape, dtype and weak type, "
+        "and the static values; never the array values.")
+def signature(names, rng):
+    for text, first, second, same in _calls(rng):
+        def run(first=first, second=second, same=same):
+            signature_of = names.function("signature_of")
+            a = signature_of(*first)
+            try:
+                hash(a)
+            except TypeError:
+                raise Mismatch(f"`signature_of` returned a {type(a).__name__}, which is not hashable.") from None
+            if signature_of(*first) != a:
+                raise Mismatch("The same call gave two different signatures.")
+            b = signature_of(*second)
+            if (a == b) != same:
+                raise Mismatch("JAX " + ("reused the program, so the signatures should be equal." if same else
+                                         "traced again, so the signatures should differ."),
+                               f"equal = {a == b}", f"equal = {same}")
+
+        yield text, run

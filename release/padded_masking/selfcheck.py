@@ -1,0 +1,319 @@
+# The self-check of this assignment: run by the notebook's self-check cells.
+# Made from the course's public checks; a new copy replaces it, so leave it as it is.
+
+"""Self-check runner: public examples for one part of a notebook, reported as the graders report.
+
+Run a part's checks from its notebook with ``self_check("<part>")``. Each check tries a few fixed
+examples, smallest first, then a few seeded random ones, and reports the first example that fails.
+Passing the self-check does not promise full marks: the hidden graders check much more.
+
+Only the standard library, NumPy and JAX are used here.
+"""
+
+import contextlib
+import io
+import sys
+import time
+import warnings
+
+import numpy as np
+
+#: Seconds one part may spend; checked between examples, so a slow example can run past it once.
+BUDGET_SECONDS = 20.0
+#: The seed of every check's random examples: the same examples on every run.
+SEED = 0
+_LABELS = ("Problem", "Example", "Got", "Expected", "Hint")
+
+
+class Mismatch(Exception):
+    """Raised by an example whose answer is not what the notebook promises."""
+
+    def __init__(self, problem, got="", expected=""):
+        super().__init__(problem)
+        self.problem, self.got, self.expected = problem, got, expected
+
+
+class Check:
+    """One public check: its part, a one-line title, a hint, and its examples.
+
+    ``examples(names, rng)`` yields ``(text, run)`` pairs, smallest first: ``text`` says the input
+    in plain words, ``run()`` raises :class:`Mismatch` (or any error) when the answer is wrong.
+    """
+
+    def __init__(self, part, title, hint, examples):
+        self.part, self.title, self.hint, self.examples = part, title, hint, examples
+
+
+CHECKS = []
+
+
+def public(part, title, hint):
+    """Register a generator of examples as a public check of ``part``."""
+
+    def register(examples):
+        CHECKS.append(Check(part, title, hint, examples))
+        return examples
+
+    return register
+
+
+class Names:
+    """The notebook's names, read as the checks need them."""
+
+    def __init__(self, namespace):
+        self._namespace = namespace
+
+    def __getitem__(self, name):
+        if name not in self._namespace:
+            raise Mismatch(f"`{name}` is not defined: run every cell above this one, then this one again.")
+        return self._namespace[name]
+
+    def function(self, name):
+        value = self[name]
+        if not callable(value):
+            raise Mismatch(f"`{name}` should be a function, but it is a {type(value).__name__}.")
+        return value
+
+
+class TraceCount:
+    """The functions JAX traces while a ``with`` block runs, from JAX's own monitoring events."""
+
+    EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+    def __init__(self):
+        self.names = []
+
+    def _record(self, event, duration_secs, **details):
+        if event == self.EVENT:
+            self.names.append(details.get("fun_name", "?"))
+
+    def __enter__(self):
+        import jax
+
+        jax.monitoring.register_event_duration_secs_listener(self._record)
+        return self
+
+    def __exit__(self, *exc_info):
+        import jax
+
+        jax.monitoring.unregister_event_duration_listener(self._record)
+        return False
+
+    @property
+    def count(self):
+        return len(self.names)
+
+
+def close(got, expected, rtol=1e-5, atol=1e-6):
+    """Whether two numbers or arrays agree to float32 precision (shapes must match)."""
+    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def show(value, limit=120):
+    """A short plain rendering of a value: dtype and shape for arrays, then the numbers."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        numbers = np.asarray(value).tolist()
+        text = f"{value.dtype}{list(value.shape)} {numbers}"
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Result:
+    """What one check gave: passed, failed at an example, or not finished in the time budget."""
+
+    def __init__(self, check, status, example="", problem="", got="", expected=""):
+        self.check, self.status = check, status
+        self.example, self.problem, self.got, self.expected = example, problem, got, expected
+
+    def lines(self):
+        if self.status == "pass":
+            return [f"  PASS  {self.check.title}"]
+        if self.status == "unfinished":
+            return [f"  NOTE  Not finished in the time budget, so not judged: {self.check.title}"]
+        lines = [f"  FAIL  {self.check.title}"]
+        values = (self.problem, self.example, self.got, self.expected, self.check.hint)
+        for label, text in zip(_LABELS, values):
+            if text:
+                lines.append(f"        {label + ':':<10}{text}")
+        return lines
+
+
+class Report:
+    """The self-check of one part: a header, a note, then a line (or a block) per check."""
+
+    def __init__(self, assignment, part, results):
+        self.assignment, self.part, self.results = assignment, part, results
+
+    @property
+    def passed(self):
+        return all(result.status == "pass" for result in self.results)
+
+    def lines(self):
+        passing = sum(result.status == "pass" for result in self.results)
+        lines = [f"Self-check {self.assignment} / {self.part}: {passing} of {len(self.results)} public checks pass",
+                 "  NOTE  Passing the self-check does not promise full marks: the hidden graders check much more."]
+        for result in self.results:
+            lines.extend(result.lines())
+        return lines
+
+    def text(self):
+        return "\n".join(self.lines())
+
+
+def _run_check(check, names, deadline):
+    rng = np.random.default_rng(SEED)
+    text = ""
+    try:
+        for text, run in check.examples(names, rng):
+            if time.monotonic() > deadline:
+                return Result(check, "unfinished")
+            run()
+            text = ""
+    except Mismatch as failure:
+        return Result(check, "fail", text, failure.problem, failure.got, failure.expected)
+    except Exception as error:  # an example that raises is a failure, told in one line
+        message = " ".join(str(error).split())
+        if len(message) > 300:
+            message = message[:297] + "..."
+        problem = f"The example stopped with {type(error).__name__}: {message}" if message else (
+            f"The example stopped with {type(error).__name__}.")
+        return Result(check, "fail", text, problem)
+    return Result(check, "pass")
+
+
+def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
+    """Run the public checks of ``part`` on ``namespace`` (a notebook's globals); a :class:`Report`.
+
+    Nothing reaches stderr: warnings are silenced and what the checked code prints is kept aside.
+    """
+    checks = [check for check in CHECKS if check.part == part]
+    if not checks:
+        known = sorted({check.part for check in CHECKS})
+        raise ValueError(f"no self-check is named {part!r}; the parts are {', '.join(map(repr, known))}")
+    names = Names(namespace)
+    deadline = time.monotonic() + budget
+    results = []
+    kept = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
+        warnings.simplefilter("ignore")
+        for check in checks:
+            if time.monotonic() > deadline:
+                results.append(Result(check, "unfinished"))
+            else:
+                results.append(_run_check(check, names, deadline))
+    return Report(assignment or ASSIGNMENT, part, results)
+
+
+def self_check(part, namespace=None):
+    """Run the public checks of ``part`` on the calling notebook's names and print the report."""
+    if namespace is None:
+        namespace = sys._getframe(1).f_globals
+    print(run(part, namespace).text())
+
+
+ASSIGNMENT = "?"
+
+
+"""Public checks of padded_masking: the padded layout, the masked objective, one trace, the gradient."""
+
+import jax.numpy as jnp
+
+ASSIGNMENT = "padded_masking"
+
+
+@public("padding", "`pad_batch` puts the values first in a float32 batch of `size` rows, with a mask of the real rows",
+        "Build a float32 array of `size` rows, copy the values to the front, and mark `arange(size) < len(values)`.")
+def layout(names, rng):
+    cases = [([1, 2, 3], 4), (np.arange(5, dtype=np.float32) + 0.5, 8), (np.ones(4, dtype=np.float32), 4)]
+    cases += [(rng.uniform(-5, 5, n).astype(np.float32), int(n + rng.integers(0, 4))) for n in (2, 6)]
+    for values, size in cases:
+        def run(values=values, size=size):
+            padded, mask = names.function("pad_batch")(values, size)
+            real = len(values)
+            if np.shape(padded) != (size,) or np.asarray(padded).dtype != np.float32:
+                raise Mismatch("The padded batch should be float32 with `size` rows.", show(padded),
+                               f"float32[{size}]")
+            if np.shape(mask) != (size,) or np.asarray(mask).dtype != np.bool_:
+                raise Mismatch("The mask should be a bool array with `size` rows.", show(mask), f"bool[{size}]")
+            if not close(np.asarray(padded)[:real], np.asarray(values, dtype=np.float32), rtol=0, atol=0):
+                raise Mismatch("The first rows of the batch should be the values, in order.", show(padded))
+            expected = [True] * real + [False] * (size - real)
+            if np.asarray(mask).tolist() != expected:
+                raise Mismatch("The mask should mark exactly the real rows.", show(mask), str(expected))
+
+        yield f"pad_batch({show(np.asarray(values))}, {size})", run
+
+    def too_long():
+        try:
+            got = names.function("pad_batch")(np.ones(9, dtype=np.float32), 8)
+        except ValueError:
+            return
+        raise Mismatch("A batch longer than `size` was accepted.", show(got[0]) if isinstance(got, tuple) else show(got),
+                       "ValueError")
+
+    yield "pad_batch(float32[9] ones, 8)", too_long
+
+
+def _batches(rng):
+    yield [0.0, 1.0, 2.0, 3.0, 4.0], 8
+    yield [-1.0, 2.5], 8
+    yield [0.25, -3.0, 7.0], 3
+    for n in (3, 7):
+        yield rng.uniform(-3, 3, n).round(3).tolist(), 10
+
+
+@public("objective", "`masked_score` of a padded batch equals the unpadded sum of (v + 1)**2, whatever the padding holds",
+        "Compute every row's term, then keep only the marked terms with `jnp.where(mask, term, 0.0)` before summing.")
+def objective(names, rng):
+    for batch, size in _batches(rng):
+        for junk in (None, np.nan, np.inf, -1e30):
+            def run(batch=batch, size=size, junk=junk):
+                padded, mask = names.function("pad_batch")(batch, size)
+                if junk is not None:
+                    padded = jnp.where(jnp.asarray(mask), jnp.asarray(padded), junk)
+                got = names.function("masked_score")(padded, mask)
+                expected = float(np.sum((np.array(batch, dtype=np.float64) + 1.0) ** 2))
+                if not close(got, expected):
+                    raise Mismatch("`masked_score` does not give the unpadded objective.", show(got), repr(expected))
+
+            where = "as `pad_batch` left them" if junk is None else f"set to {junk}"
+            yield f"batch {batch} padded to {size}, padded rows {where}", run
+
+
+@public("traces", "batches of different lengths, padded to one size, share one trace of `masked_score`",
+        "Pad every batch to the same size first; `masked_score`'s shapes then never change.")
+def one_trace(names, rng):
+    def run():
+        lengths = (1, 6, 11, 12)
+        batches = [names.function("pad_batch")(np.linspace(-1.0, 1.0, n, dtype=np.float32), 12) for n in lengths]
+        with TraceCount() as watch:
+            for padded, mask in batches:
+                names.function("masked_score")(padded, mask)
+        if watch.count > 1:
+            raise Mismatch("The padded batches were traced more than once.", f"{watch.count} traces", "at most 1")
+
+    yield "lengths 1, 6, 11 and 12, each padded to 12, then masked_score on each", run
+
+
+@public("gradient", "`loss_and_slope` gives the unpadded loss and its slope in t, whatever the padding holds",
+        "Clean the padded rows with `jnp.where` before the `log`, and select again after it: "
+        "`where` picks values, but the gradient flows through both branches.")
+def gradient(names, rng):
+    cases = [(np.array([1.0, np.e, np.e ** 2], dtype=np.float32), 0.5, 8)]
+    cases += [(rng.uniform(0.5, 4.0, 4).astype(np.float32), float(rng.uniform(-1, 1)), 6)]
+    for real, t, size in cases:
+        for junk in (0.0, np.nan, -1.0):
+            def run(real=real, t=t, size=size, junk=junk):
+                values = jnp.asarray(np.concatenate([real, np.full(size - len(real), junk, dtype=np.float32)]))
+                mask = jnp.asarray(np.arange(size) < len(real))
+                value, slope = names.function("loss_and_slope")(jnp.float32(t), values, mask)
+                logs = np.log(real.astype(np.float64))
+                expected = (float(np.mean((logs - t) ** 2)), float(-2.0 * np.mean(logs - t)))
+                if not (close(value, expected[0]) and close(slope, expected[1])):
+                    raise Mismatch("The loss or its slope is not the unpadded one.",
+                                   f"loss {show(value)}, slope {show(slope)}", f"loss {expected[0]!r}, slope {expected[1]!r}")
+
+            yield f"t = {t:g}, real rows {show(real)} padded to {size} with {junk}", run

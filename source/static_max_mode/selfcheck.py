@@ -1,0 +1,335 @@
+# The self-check of this assignment: run by the notebook's self-check cells.
+# Made from the course's public checks; a new copy replaces it, so leave it as it is.
+
+"""Self-check runner: public examples for one part of a notebook, reported as the graders report.
+
+Run a part's checks from its notebook with ``self_check("<part>")``. Each check tries a few fixed
+examples, smallest first, then a few seeded random ones, and reports the first example that fails.
+Passing the self-check does not promise full marks: the hidden graders check much more.
+
+Only the standard library, NumPy and JAX are used here.
+"""
+
+import contextlib
+import io
+import sys
+import time
+import warnings
+
+import numpy as np
+
+#: Seconds one part may spend; checked between examples, so a slow example can run past it once.
+BUDGET_SECONDS = 20.0
+#: The seed of every check's random examples: the same examples on every run.
+SEED = 0
+_LABELS = ("Problem", "Example", "Got", "Expected", "Hint")
+
+
+class Mismatch(Exception):
+    """Raised by an example whose answer is not what the notebook promises."""
+
+    def __init__(self, problem, got="", expected=""):
+        super().__init__(problem)
+        self.problem, self.got, self.expected = problem, got, expected
+
+
+class Check:
+    """One public check: its part, a one-line title, a hint, and its examples.
+
+    ``examples(names, rng)`` yields ``(text, run)`` pairs, smallest first: ``text`` says the input
+    in plain words, ``run()`` raises :class:`Mismatch` (or any error) when the answer is wrong.
+    """
+
+    def __init__(self, part, title, hint, examples):
+        self.part, self.title, self.hint, self.examples = part, title, hint, examples
+
+
+CHECKS = []
+
+
+def public(part, title, hint):
+    """Register a generator of examples as a public check of ``part``."""
+
+    def register(examples):
+        CHECKS.append(Check(part, title, hint, examples))
+        return examples
+
+    return register
+
+
+class Names:
+    """The notebook's names, read as the checks need them."""
+
+    def __init__(self, namespace):
+        self._namespace = namespace
+
+    def __getitem__(self, name):
+        if name not in self._namespace:
+            raise Mismatch(f"`{name}` is not defined: run every cell above this one, then this one again.")
+        return self._namespace[name]
+
+    def function(self, name):
+        value = self[name]
+        if not callable(value):
+            raise Mismatch(f"`{name}` should be a function, but it is a {type(value).__name__}.")
+        return value
+
+
+class TraceCount:
+    """The functions JAX traces while a ``with`` block runs, from JAX's own monitoring events."""
+
+    EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+    def __init__(self):
+        self.names = []
+
+    def _record(self, event, duration_secs, **details):
+        if event == self.EVENT:
+            self.names.append(details.get("fun_name", "?"))
+
+    def __enter__(self):
+        import jax
+
+        jax.monitoring.register_event_duration_secs_listener(self._record)
+        return self
+
+    def __exit__(self, *exc_info):
+        import jax
+
+        jax.monitoring.unregister_event_duration_listener(self._record)
+        return False
+
+    @property
+    def count(self):
+        return len(self.names)
+
+
+def close(got, expected, rtol=1e-5, atol=1e-6):
+    """Whether two numbers or arrays agree to float32 precision (shapes must match)."""
+    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def show(value, limit=120):
+    """A short plain rendering of a value: dtype and shape for arrays, then the numbers."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        numbers = np.asarray(value).tolist()
+        text = f"{value.dtype}{list(value.shape)} {numbers}"
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Result:
+    """What one check gave: passed, failed at an example, or not finished in the time budget."""
+
+    def __init__(self, check, status, example="", problem="", got="", expected=""):
+        self.check, self.status = check, status
+        self.example, self.problem, self.got, self.expected = example, problem, got, expected
+
+    def lines(self):
+        if self.status == "pass":
+            return [f"  PASS  {self.check.title}"]
+        if self.status == "unfinished":
+            return [f"  NOTE  Not finished in the time budget, so not judged: {self.check.title}"]
+        lines = [f"  FAIL  {self.check.title}"]
+        values = (self.problem, self.example, self.got, self.expected, self.check.hint)
+        for label, text in zip(_LABELS, values):
+            if text:
+                lines.append(f"        {label + ':':<10}{text}")
+        return lines
+
+
+class Report:
+    """The self-check of one part: a header, a note, then a line (or a block) per check."""
+
+    def __init__(self, assignment, part, results):
+        self.assignment, self.part, self.results = assignment, part, results
+
+    @property
+    def passed(self):
+        return all(result.status == "pass" for result in self.results)
+
+    def lines(self):
+        passing = sum(result.status == "pass" for result in self.results)
+        lines = [f"Self-check {self.assignment} / {self.part}: {passing} of {len(self.results)} public checks pass",
+                 "  NOTE  Passing the self-check does not promise full marks: the hidden graders check much more."]
+        for result in self.results:
+            lines.extend(result.lines())
+        return lines
+
+    def text(self):
+        return "\n".join(self.lines())
+
+
+def _run_check(check, names, deadline):
+    rng = np.random.default_rng(SEED)
+    text = ""
+    try:
+        for text, run in check.examples(names, rng):
+            if time.monotonic() > deadline:
+                return Result(check, "unfinished")
+            run()
+            text = ""
+    except Mismatch as failure:
+        return Result(check, "fail", text, failure.problem, failure.got, failure.expected)
+    except Exception as error:  # an example that raises is a failure, told in one line
+        message = " ".join(str(error).split())
+        if len(message) > 300:
+            message = message[:297] + "..."
+        problem = f"The example stopped with {type(error).__name__}: {message}" if message else (
+            f"The example stopped with {type(error).__name__}.")
+        return Result(check, "fail", text, problem)
+    return Result(check, "pass")
+
+
+def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
+    """Run the public checks of ``part`` on ``namespace`` (a notebook's globals); a :class:`Report`.
+
+    Nothing reaches stderr: warnings are silenced and what the checked code prints is kept aside.
+    """
+    checks = [check for check in CHECKS if check.part == part]
+    if not checks:
+        known = sorted({check.part for check in CHECKS})
+        raise ValueError(f"no self-check is named {part!r}; the parts are {', '.join(map(repr, known))}")
+    names = Names(namespace)
+    deadline = time.monotonic() + budget
+    results = []
+    kept = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
+        warnings.simplefilter("ignore")
+        for check in checks:
+            if time.monotonic() > deadline:
+                results.append(Result(check, "unfinished"))
+            else:
+                results.append(_run_check(check, names, deadline))
+    return Report(assignment or ASSIGNMENT, part, results)
+
+
+def self_check(part, namespace=None):
+    """Run the public checks of ``part`` on the calling notebook's names and print the report."""
+    if namespace is None:
+        namespace = sys._getframe(1).f_globals
+    print(run(part, namespace).text())
+
+
+ASSIGNMENT = "?"
+
+
+"""Public checks of static_max_mode: the notebook's tables of modes, errors and static arguments."""
+
+import jax.numpy as jnp
+
+ASSIGNMENT = "static_max_mode"
+
+_REDUCE = {"sum": np.sum, "mean": np.mean, "max": np.max}
+
+
+def _data(rng):
+    fixed = [[1.0, 5.0, 3.0], [-4.0, -1.0, -2.0], [[2.0, -7.0], [0.5, 3.0]]]
+    for data in fixed:
+        yield np.array(data, dtype=np.float32)
+    for size in (4, 6):
+        yield rng.uniform(-10, 10, size).astype(np.float32)
+
+
+@public("modes", "`choose_reduction` and `choose` give NumPy's sum, mean and max of all the elements",
+        "Reduce over every element (no axis), and pick the reduction with a Python `if` on `mode`.")
+def modes(names, rng):
+    for data in _data(rng):
+        for mode, reference in _REDUCE.items():
+            for label in ("choose_reduction", "choose"):
+                text = f"{label}({show(data)}, mode={mode!r})"
+
+                def run(label=label, data=data, mode=mode, reference=reference):
+                    fn = names.function(label)
+                    got = fn(jnp.asarray(data), mode) if label == "choose_reduction" else fn(jnp.asarray(data), mode=mode)
+                    expected = float(reference(data.astype(np.float64)))
+                    if np.shape(got) != ():
+                        raise Mismatch(f"`{label}` should reduce to a single number.", show(got), "shape ()")
+                    if not close(got, expected):
+                        raise Mismatch(f"`{label}` does not give NumPy's {mode}.", show(got), repr(expected))
+
+                yield text, run
+
+
+@public("errors", "an unknown mode raises ValueError, eagerly and through `choose`",
+        "Keep an `else: raise ValueError(...)` after the three modes; never fall back to a default.")
+def errors(names, rng):
+    values = jnp.array([1.0, 2.0, 3.0])
+    for bad in ("typo", "Max", "min"):
+        for label in ("choose_reduction", "choose"):
+            def run(label=label, bad=bad):
+                fn = names.function(label)
+                try:
+                    got = fn(values, bad) if label == "choose_reduction" else fn(values, mode=bad)
+                except ValueError:
+                    return
+                raise Mismatch(f"`{label}` accepted the unknown mode {bad!r}.", show(got), "ValueError")
+
+            yield f"{label}(float32[3] [1.0, 2.0, 3.0], mode={bad!r})", run
+
+
+@public("traces", "`choose` traces once per (shape, mode) and never again for new values",
+        "Make `mode` static (`static_argnames=(\"mode\",)`) and jit once, outside any function you call.")
+def traces(names, rng):
+    base = jnp.linspace(-3.0, 3.0, 7, dtype=jnp.float32)
+    later = [base + 1.5, base * -2.0, jnp.asarray(rng.uniform(-5, 5, 7).astype(np.float32))]
+
+    def run():
+        choose = names.function("choose")
+        for mode in _REDUCE:
+            choose(base, mode=mode)
+        with TraceCount() as watch:
+            for values in later:
+                for mode in _REDUCE:
+                    choose(values, mode=mode)
+        if watch.count:
+            raise Mismatch("Calls that changed only the values traced again.", f"{watch.count} new trace(s)", "none")
+
+    yield "choose at float32[7] for each mode, then three new sets of values of the same shape", run
+
+
+def _normalise(x, mode, n_iter, eps, clip_at):
+    """The notebook's `normalise`, in NumPy."""
+    y = np.asarray(x, dtype=np.float64)
+    for _ in range(n_iter):
+        y = 0.5 * (y + np.roll(y, 1))
+    size = np.sqrt(np.sum(y * y)) if mode == "l2" else np.max(np.abs(y))
+    y = y / (size + eps)
+    peak = np.max(np.abs(y))
+    if peak > clip_at:
+        y = y * (clip_at / peak)
+    return y
+
+
+@public("sorting", "`normalise_jitted` gives `normalise`'s values, and new `eps` and `clip_at` do not trace again",
+        "Only `mode` and `n_iter` choose the program; `eps` and `clip_at` are numbers it uses (the `if` becomes "
+        "`jnp.where`).")
+def sorting(names, rng):
+    x = np.array([2.0, -1.0, 0.5, 3.0, -4.0, 1.0, 0.0], dtype=np.float32)
+    cases = [(x, "l2", 1, 0.1, 0.3), (x, "max", 0, 0.5, 0.9), (-x, "max", 3, 0.05, 0.2), (x, "l2", 2, 0.1, 5.0)]
+    cases += [(rng.uniform(-3, 3, 7).astype(np.float32), "l2", 2, float(rng.uniform(0.01, 1)),
+               float(rng.uniform(0.05, 1)))]
+    for args in cases:
+        def run(args=args):
+            got = names.function("normalise_jitted")(jnp.asarray(args[0]), *args[1:])
+            expected = _normalise(*args)
+            if not close(got, expected, rtol=1e-4, atol=1e-5):
+                raise Mismatch("`normalise_jitted` does not give `normalise`'s values.", show(got),
+                               show(expected.astype(np.float32)))
+
+        yield f"normalise_jitted({show(args[0])}, {args[1]!r}, {args[2]}, {args[3]:g}, {args[4]:g})", run
+
+    def no_retrace():
+        fn = names.function("normalise_jitted")
+        values = jnp.asarray(x)
+        fn(values, "l2", 1, 0.1, 0.3)
+        with TraceCount() as watch:
+            for eps, clip_at in ((0.3, 0.2), (0.05, 0.8), (1.0, 0.1)):
+                fn(values, "l2", 1, eps, clip_at)
+        if watch.count:
+            raise Mismatch("New `eps` and `clip_at` values traced again.", f"{watch.count} new trace(s)", "none")
+
+    yield "normalise_jitted(x, 'l2', 1, eps, clip_at) for three new (eps, clip_at) pairs", no_retrace
