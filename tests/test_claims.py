@@ -63,6 +63,10 @@ def _code_cells(assignment: str) -> list[tuple[int, str]]:
 
 def _run_here(assignment: str) -> dict:
     """Run the notebook and its probes in this process; return outputs, errors and probe results."""
+    # A kernel starts in the notebook's folder: the self-check cells import the selfcheck.py released there
+    # (read, never compiled into a __pycache__ of release/).
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, str(REPO / "release" / assignment))
     namespace: dict = {"__name__": "__main__"}
     cells = {}
     for i, code in _code_cells(assignment):

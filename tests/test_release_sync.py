@@ -44,9 +44,21 @@ def test_source_holds_exactly_the_course_assignments():
         assert (SOURCE / a / f"{a}.ipynb").is_file(), f"source/{a}/{a}.ipynb is missing"
 
 
-def test_release_holds_only_the_course_notebooks():
+#: Assignments whose release ships the students' self-check beside the notebook (tests/test_self_check.py
+#: holds each copy to what ``python -m autograder selfcheck`` writes).
+SELF_CHECKED = tuple(a for a in COURSE_ASSIGNMENTS if a != "cache_misses")
+
+
+def test_release_holds_only_the_course_notebooks_and_their_self_checks():
     files = {str(p.relative_to(RELEASE)) for p in RELEASE.rglob("*") if p.is_file()}
-    assert files == {f"{a}/{a}.ipynb" for a in COURSE_ASSIGNMENTS}
+    assert files == {f"{a}/{a}.ipynb" for a in COURSE_ASSIGNMENTS} | {f"{a}/selfcheck.py" for a in SELF_CHECKED}
+
+
+def test_source_holds_only_the_course_notebooks_and_their_self_checks():
+    """nbgrader copies every file of source/<a> into release/<a>: nothing else may sit there."""
+    files = {str(p.relative_to(SOURCE)) for p in SOURCE.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+             and ".ipynb_checkpoints" not in p.parts}
+    assert files == {f"{a}/{a}.ipynb" for a in COURSE_ASSIGNMENTS} | {f"{a}/selfcheck.py" for a in SELF_CHECKED}
 
 
 @pytest.mark.slow
@@ -98,7 +110,10 @@ def test_release_has_no_hidden_region_code(assignment):
 
 
 def _grader_files() -> list[Path]:
-    return [p for p in (REPO / "autograder").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    """Every file of autograder/ but autograder/public/, which is released on purpose (selfcheck.py)."""
+    public = REPO / "autograder" / "public"
+    return [p for p in (REPO / "autograder").rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and public not in p.parents]
 
 
 def _distinctive_lines(path: Path) -> set[str]:
@@ -128,8 +143,11 @@ def test_release_holds_nothing_from_the_grader():
         assert path.name not in grader_names, f"{path} has the name of a grader file"
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         assert digest not in grader_hashes, f"{path} is a copy of {grader_hashes.get(digest)}"
-        cells = read(path).cells
-        copied = {line.strip() for c in cells for line in c.source.splitlines()} & grader_lines
+        if path.suffix == ".ipynb":
+            shown = [line for c in read(path).cells for line in c.source.splitlines()]
+        else:
+            shown = path.read_text().splitlines()
+        copied = {line.strip() for line in shown} & grader_lines
         assert not copied, f"{path} holds lines of autograder/: {sorted(copied)}"
 
 

@@ -51,9 +51,8 @@ class _CountingRead:
 
 
 def _batches(seed, steps=5):
-    rng = np.random.default_rng(seed)
-    return [(rng.uniform(-1, 1, (4, 3)).astype(np.float32), rng.uniform(-1, 1, 4).astype(np.float32))
-            for _ in range(steps)]
+    draw = np.random.default_rng(seed).uniform
+    return [(draw(-1, 1, (4, 3)).astype(np.float32), draw(-1, 1, 4).astype(np.float32)) for _ in range(steps)]
 
 
 @public("reads", "both trainers give the same losses, a list of floats, reading once a step and once in all",

@@ -46,7 +46,7 @@ def _batches(rng):
     yield [-1.0, 2.5], 8
     yield [0.25, -3.0, 7.0], 3
     for n in (3, 7):
-        yield rng.uniform(-3, 3, n).round(3).tolist(), 10
+        yield rng.uniform(-3, 3, n).round(3).tolist(), 8
 
 
 @public("objective", "`masked_score` of a padded batch equals the unpadded sum of (v + 1)**2, whatever the padding holds",
@@ -87,7 +87,7 @@ def one_trace(names, rng):
         "`where` picks values, but the gradient flows through both branches.")
 def gradient(names, rng):
     cases = [(np.array([1.0, np.e, np.e ** 2], dtype=np.float32), 0.5, 8)]
-    cases += [(rng.uniform(0.5, 4.0, 4).astype(np.float32), float(rng.uniform(-1, 1)), 6)]
+    cases += [(rng.uniform(0.5, 4.0, 5).astype(np.float32), float(rng.uniform(-1, 1)), 8)]
     for real, t, size in cases:
         for junk in (0.0, np.nan, -1.0):
             def run(real=real, t=t, size=size, junk=junk):

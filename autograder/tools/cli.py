@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return upgrade.run(args.jax, args.python, args.work_dir, args.assignments, args.workers, args.json)
         if args.command == "selfcheck":
-            from autograder.tools import selfcheck
+            from autograder.tools import release_selfcheck as selfcheck
             return selfcheck.main()
         if args.command == "check":
             from autograder.tools import check

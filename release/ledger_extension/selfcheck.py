@@ -137,7 +137,7 @@ class Result:
         values = (self.problem, self.example, self.got, self.expected, self.check.hint)
         for label, text in zip(_LABELS, values):
             if text:
-                lines.append(f"        {label + ':':<10}{text}")
+                lines.append(" " * 8 + (label + ":").ljust(10) + text)
         return lines
 
 
@@ -198,7 +198,7 @@ def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     results = []
     kept = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
-        warnings.simplefilter("ignore")
+        warnings.filterwarnings("ignore")
         for check in checks:
             if time.monotonic() > deadline:
                 results.append(Result(check, "unfinished"))

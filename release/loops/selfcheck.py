@@ -137,7 +137,7 @@ class Result:
         values = (self.problem, self.example, self.got, self.expected, self.check.hint)
         for label, text in zip(_LABELS, values):
             if text:
-                lines.append(f"        {label + ':':<10}{text}")
+                lines.append(" " * 8 + (label + ":").ljust(10) + text)
         return lines
 
 
@@ -198,7 +198,7 @@ def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     results = []
     kept = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
-        warnings.simplefilter("ignore")
+        warnings.filterwarnings("ignore")
         for check in checks:
             if time.monotonic() > deadline:
                 results.append(Result(check, "unfinished"))
@@ -242,11 +242,11 @@ def _one_level(closed):
 
 
 @public("rolled", "`rolled` gives the loop's result at 0, 1, 3 and 30 steps, as float32 of x's shape",
-        "Write the body once, as `lax.fori_loop(0, steps, lambda i, v: 0.5 * v + jnp.sin(v), x)`, and jit it.")
+        "Stage the loop with `lax.fori_loop` or `lax.scan` (the step written once, as its body), and jit it.")
 def rolled_values(names, rng):
     x = np.array([0.5, 1.0, 2.0], dtype=np.float32)
     cases = [(x, steps) for steps in (0, 1, 3, 30)]
-    cases += [(rng.uniform(-2, 2, 4).astype(np.float32), int(rng.integers(2, 12)))]
+    cases += [(rng.uniform(-2, 2, 3).astype(np.float32), int(rng.integers(2, 12)))]
     for values, steps in cases:
         def run(values=values, steps=steps):
             got = names.function("rolled")(jnp.asarray(values), steps)

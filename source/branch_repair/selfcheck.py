@@ -137,7 +137,7 @@ class Result:
         values = (self.problem, self.example, self.got, self.expected, self.check.hint)
         for label, text in zip(_LABELS, values):
             if text:
-                lines.append(f"        {label + ':':<10}{text}")
+                lines.append(" " * 8 + (label + ":").ljust(10) + text)
         return lines
 
 
@@ -198,7 +198,7 @@ def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     results = []
     kept = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
-        warnings.simplefilter("ignore")
+        warnings.filterwarnings("ignore")
         for check in checks:
             if time.monotonic() > deadline:
                 results.append(Result(check, "unfinished"))
@@ -235,8 +235,8 @@ def _branch_cases(rng, gains):
     for values in fixed:
         for gain in gains:
             yield values, gain
-    for _ in range(3):
-        yield rng.uniform(-4, 4, int(rng.integers(2, 7))).astype(np.float32), float(rng.choice([-1.0, 0.5, 1.5, 3.0]))
+    for size in (8, 3, 8):  # the fixed examples' shapes: new values, no new program
+        yield rng.uniform(-4, 4, size).astype(np.float32), float(rng.choice([-1.0, 0.5, 1.5, 3.0]))
 
 
 @public("failure", "`broken_branch` gives the sum of squares when gain > 1.0 and the plain sum otherwise, eagerly",

@@ -137,7 +137,7 @@ class Result:
         values = (self.problem, self.example, self.got, self.expected, self.check.hint)
         for label, text in zip(_LABELS, values):
             if text:
-                lines.append(f"        {label + ':':<10}{text}")
+                lines.append(" " * 8 + (label + ":").ljust(10) + text)
         return lines
 
 
@@ -198,7 +198,7 @@ def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     results = []
     kept = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
-        warnings.simplefilter("ignore")
+        warnings.filterwarnings("ignore")
         for check in checks:
             if time.monotonic() > deadline:
                 results.append(Result(check, "unfinished"))
@@ -267,9 +267,8 @@ class _CountingRead:
 
 
 def _batches(seed, steps=5):
-    rng = np.random.default_rng(seed)
-    return [(rng.uniform(-1, 1, (4, 3)).astype(np.float32), rng.uniform(-1, 1, 4).astype(np.float32))
-            for _ in range(steps)]
+    draw = np.random.default_rng(seed).uniform
+    return [(draw(-1, 1, (4, 3)).astype(np.float32), draw(-1, 1, 4).astype(np.float32)) for _ in range(steps)]
 
 
 @public("reads", "both trainers give the same losses, a list of floats, reading once a step and once in all",

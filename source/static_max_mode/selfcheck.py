@@ -137,7 +137,7 @@ class Result:
         values = (self.problem, self.example, self.got, self.expected, self.check.hint)
         for label, text in zip(_LABELS, values):
             if text:
-                lines.append(f"        {label + ':':<10}{text}")
+                lines.append(" " * 8 + (label + ":").ljust(10) + text)
         return lines
 
 
@@ -198,7 +198,7 @@ def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     results = []
     kept = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
-        warnings.simplefilter("ignore")
+        warnings.filterwarnings("ignore")
         for check in checks:
             if time.monotonic() > deadline:
                 results.append(Result(check, "unfinished"))
@@ -230,8 +230,8 @@ def _data(rng):
     fixed = [[1.0, 5.0, 3.0], [-4.0, -1.0, -2.0], [[2.0, -7.0], [0.5, 3.0]]]
     for data in fixed:
         yield np.array(data, dtype=np.float32)
-    for size in (4, 6):
-        yield rng.uniform(-10, 10, size).astype(np.float32)
+    for shape in ((3,), (2, 2)):  # the fixed examples' shapes: new values, no new program
+        yield rng.uniform(-10, 10, shape).astype(np.float32)
 
 
 @public("modes", "`choose_reduction` and `choose` give NumPy's sum, mean and max of all the elements",
@@ -254,7 +254,7 @@ def modes(names, rng):
                 yield text, run
 
 
-@public("errors", "an unknown mode raises ValueError, eagerly and through `choose`",
+@public("errors", "a mode the notebook does not list is refused with ValueError by both functions",
         "Keep an `else: raise ValueError(...)` after the three modes; never fall back to a default.")
 def errors(names, rng):
     values = jnp.array([1.0, 2.0, 3.0])
@@ -296,7 +296,7 @@ def _normalise(x, mode, n_iter, eps, clip_at):
     y = np.asarray(x, dtype=np.float64)
     for _ in range(n_iter):
         y = 0.5 * (y + np.roll(y, 1))
-    size = np.sqrt(np.sum(y * y)) if mode == "l2" else np.max(np.abs(y))
+    size = np.linalg.norm(y) if mode == "l2" else np.abs(y).max()
     y = y / (size + eps)
     peak = np.max(np.abs(y))
     if peak > clip_at:
