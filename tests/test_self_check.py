@@ -8,6 +8,7 @@ import ast
 import io
 import itertools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import COURSE_ASSIGNMENTS, REPO
 
-from autograder.grading import feedback
+from autograder.grading import compiler, feedback
 from autograder.grading.registry import properties_of
 from autograder.grading.results import (
     GroupReport,
@@ -194,6 +195,19 @@ def test_a_raising_example_is_a_failure_in_one_line():
     assert "Traceback" not in "\n".join(lines)
 
 
+def test_nothing_runs_while_nbgrader_autogrades(monkeypatch, capsys):
+    module = load_release_copy(CHECKED[0])
+    part = parts_of(module)[0]
+    module.CHECKS[:] = [module.Check(part, "t", "h", lambda names, rng: iter([("e", lambda: 1 / 0)]))]
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    module.self_check(part, {})
+    assert capsys.readouterr().out == (f"Self-check {CHECKED[0]} / {part}: not run while nbgrader grades; "
+                                       "the graded cell below checks.\n")
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")  # the student's Validate button: the checks run
+    module.self_check(part, {})
+    assert "  FAIL  t" in capsys.readouterr().out
+
+
 def test_the_time_budget_stops_between_examples():
     module = load_release_copy(CHECKED[0])
     ran = []
@@ -259,12 +273,13 @@ def student_runs():
     site-packages (no .pth files: an editable autograder is not there; autograder, hypothesis, pytest,
     nbgrader and IPython refused), as a student's Python with jax and numpy would run them."""
     site = sysconfig.get_paths()["purelib"]
+    env = compiler.kernel_environment(dict(os.environ))  # XLA's optimisations off: faster compiles, same results
     runs = {}
     for assignment in CHECKED:
         notebooks = [str(SAMPLES / assignment / f"{kind}.ipynb") for kind in ("correct", "partial")]
         started = time.monotonic()
         proc = subprocess.run([sys.executable, "-I", "-S", "-B", "-c", _STUDENT, str(RELEASE / assignment), site, *notebooks],
-                              capture_output=True, text=True, timeout=300, cwd="/")
+                              capture_output=True, text=True, timeout=300, cwd="/", env=env)
         runs[assignment] = (proc, time.monotonic() - started)
     return runs
 
@@ -335,12 +350,14 @@ def _corpus_files_to_judge() -> list[tuple[str, str]]:
 def corpus_verdicts() -> dict[tuple[str, str], dict[str, list[str]]]:
     """(assignment, corpus file) -> {failing part: its report lines}, for every corpus file that declares
     no FAILS and the chosen missed and caught mistakes: two processes, each a half of the files, each file
-    in a namespace of its own and a fresh copy of the released selfcheck.py."""
+    in a namespace of its own and a fresh copy of the released selfcheck.py, compiling as grading kernels
+    do (XLA's optimisations off: the same programs and results, half the compile time)."""
     items = [{"assignment": a, "name": n, "file": str(CORPUS / a / n), "selfcheck": str(RELEASE / a / "selfcheck.py")}
              for a, n in _corpus_files_to_judge()]
     halves = [items[0::2], items[1::2]]
+    env = compiler.kernel_environment(dict(os.environ))
     procs = [subprocess.Popen([sys.executable, "-B", "-c", _JUDGE, json.dumps(half)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for half in halves]
+                              stderr=subprocess.PIPE, text=True, env=env) for half in halves]
     verdicts = {}
     for proc in procs:
         out, err = proc.communicate(timeout=600)
