@@ -325,6 +325,11 @@ result = [float(jax.grad(lambda t: jnp.sum(jnp.where(keep, t + rows, 0.0)))(1.0)
 """,
     },
     "loops": {
+        "one_class": """
+_closed = jax.make_jaxpr(lambda v: lax.fori_loop(0, 3, lambda i, w: w * 2.0, v))(jnp.ones(3))
+_subs = [v for e in _closed.eqns for v in e.params.values() if isinstance(v, (ClosedJaxpr, Jaxpr))]
+result = [ClosedJaxpr is Jaxpr, _closed.jaxpr is _closed, len(_subs) > 0 and all(s.jaxpr is s for s in _subs)]
+""",
         "count10": "result = count_equations(lambda v: unrolled(v, 3), x)",
         "summarize_format": """
 def _col0(v):
@@ -584,12 +589,28 @@ def _go():
     _g(_s, _v4)
 result = explanations_during(_go)
 """,
-        "static_first": """
+        "flag_off_first": """
+def _made_here(v):
+    return jax.jit(lambda w: jnp.sum(4.0 * w))(v)
+_made_here(x)  # a miss with explanations off
+_first_on = explanations_during(lambda: _made_here(x))
+_second_on = explanations_during(lambda: _made_here(x))
+result = ["re-defined" in _first_on[0], "re-defined" in _second_on[0]]
+""",
+        "static_hidden": """
 _h = jax.jit(lambda x, k: x * k, static_argnames="k")
 def _go():
     _h(jnp.ones(3), k=1)
-    _h(jnp.ones(3), k=2)
-    _h(jnp.ones(4), k=1)
+    _h(jnp.ones(5), k=1)
+    _h(jnp.ones(5), k=2)
+result = explanations_during(_go)
+""",
+        "static_alone": """
+_h2 = jax.jit(lambda x, k: x * k, static_argnames="k")
+def _go():
+    _h2(jnp.ones(3), k=1)
+    _h2(jnp.ones(3), k=2)
+    _h2(jnp.ones(3), k=3)
 result = explanations_during(_go)
 """,
         "tie_by_text": """
@@ -1019,7 +1040,12 @@ def _loops_claims():
             assert top[-1] >= top[-2] + 2, by_line
             _eq(max(by_line, key=by_line.get), answer)
 
+    def one_class(run):
+        _eq(run.probe("one_class"), [True, True, True])
+
     return [
+        Claim(a, "in JAX 0.12 the two names are one class, and a jaxpr's `.jaxpr` is the jaxpr itself, so either test finds every jaxpr",
+              one_class),
         Claim(a, "every equation carries its source in `eqn.source_info`, and `jax.extend.source_info_util.summarize` turns it into text, `\"file:line:column (function)\"` (or `\"file:line (function)\"` when the column is 0): the innermost frame outside JAX's own code, which is the line that ran the operation.",
               summarize_format),
         Claim(a, "For the outer `jit` equation `summarize` names no line (an empty string): `make_jaxpr` was handed `unrolled` itself, and no line of this notebook ran that equation.",
@@ -1102,12 +1128,13 @@ def _cache_misses_claims():
         texts = _explanations(run.output("def weigh(x, s, k=1):"))
         _eq(len(texts), 6)
         assert "never seen function" in texts[0], texts[0]
-        assert "* at x, now i32[3] and before f32[3]" in texts[1], texts[1]
-        assert "* at x, now f32[5] and before f32[3]" in texts[2], texts[2]
-        assert "* at s, now f32[]{weak_type=False} and before f32[]{weak_type=True}" in texts[3], texts[3]
-        assert "different input pytree" in texts[4] and "Static(val=2)" in texts[4], texts[4]
-        first = [ln for ln in texts[5].splitlines() if "* at input path" in ln][0]
-        assert "different input pytree" in texts[5] and "Static(" not in first, texts[5]
+        _eq(texts[1].strip().splitlines()[-1].strip(), "cache miss explanation unavailable")
+        assert "* at x, now i32[3] and before f32[3]" in texts[2], texts[2]
+        assert "* at x, now f32[5] and before f32[3]" in texts[3], texts[3]
+        assert "* at s, now f32[]{weak_type=False} and before f32[]{weak_type=True}" in texts[4], texts[4]
+        assert "different input pytree" in texts[5] and "different input types" not in texts[5], texts[5]
+        _eq([len([ln for ln in t.splitlines() if ln.strip().startswith("* at")]) for t in texts[2:]], [1, 1, 1, 2])
+        assert not any("Static(" in t for t in texts), texts
 
     def link_last(run):
         texts = run.probe("link_last")
@@ -1123,9 +1150,17 @@ def _cache_misses_claims():
         texts = run.probe("context")
         assert len(texts) == 1 and "Tracing context doesn't match" in texts[0], texts
 
-    def static_first(run):
-        last = run.probe("static_first")[-1]
-        assert "Static(val=1)" in last and "Static(val=2)" in last and "different input types" not in last, last
+    def static_hidden(run):
+        last = run.probe("static_hidden")[-1]
+        _eq([ln.strip() for ln in last.splitlines() if "* at" in ln], ["* at x, now f32[5] and before f32[3]"])
+        assert "unavailable" not in last and "Static(" not in last, last
+
+    def static_unlisted(run):
+        """A static value alone, twice: unavailable both times, never listed."""
+        texts = run.probe("static_alone")
+        _eq(len(texts), 3)
+        _eq([t.strip().splitlines()[-1].strip() for t in texts[1:]], ["cache miss explanation unavailable"] * 2)
+        assert not any("Static(" in t or "k=" in t or "val=" in t for t in texts), texts
 
     def false_positive(run):
         texts = _explanations(run.output("def summarise(x):"))
@@ -1152,25 +1187,29 @@ def _cache_misses_claims():
         # debug info differs and so does the pytree: the pytree comes first
         assert "different input pytree" in tree_too[-1], tree_too
 
-    def two_headings(run):
+    def three_forms(run):
         texts = _explanations(run.output("def weigh(x, s, k=1):"))[1:]
-        _eq([("different input types" in t) + ("different input pytree" in t) for t in texts], [1] * len(texts))
+        forms = ("different input types", "different input pytree", "cache miss explanation unavailable")
+        _eq([sum(form in t for form in forms) for t in texts], [1] * len(texts))
+        _eq({form for t in texts for form in forms if form in t}, set(forms))
         context(run)
 
     return [
         Claim(a, "Three calls with the very same `x`, three misses.", three_misses),
         Claim(a, "From the second call on, JAX adds that it has seen *another function defined on the same line*", three_misses),
         Claim(a, "One miss, the first call's, and none after.", one_miss),
-        Claim(a, "Each call below changes one thing about a call made before it, and JAX compares it with that call:", each_step),
+        Claim(a, "Each call below changes one thing about an earlier call, and JAX's explanation compares it with a call that differs in that one thing only:", each_step),
         Claim(a, "right after the last listed line with no space, so it follows the weak-type marker only when that line is last.", link_last),
         Claim(a, "`jnp.sin(x)` at a new shape traces, and logs nothing.", eager),
         Claim(a, "and the tracing configuration in force at the call (the *tracing context*, such as `jax.default_matmul_precision`).", context),
-        Claim(a, "For every cause in this notebook that is not a new function (those say *never seen function*, as above) it uses one of two headings; JAX has a few more for other causes, such as *Tracing context doesn't match* for a changed configuration and *Debug info doesn't match* when the same function is traced for another transformation (`jax.checkpoint` tracing a function that `jit` traced before, for example).",
-              lambda run: (two_headings(run), debug_tier(run))),
-        Claim(a, "JAX finds the first kind of difference in a fixed order (the tracing context; then the pytree of the arguments, static values and structure included; then the *debug info*, what JAX records about the function and what it was traced for; then the types of the arguments)",
-              lambda run: (context(run), static_first(run), debug_tier(run))),
-        Claim(a, "JAX adds it whenever a function it has never seen is called from a call site (the place it names after *TRACING CACHE MISS at*) where an earlier never-seen function was called in this process.",
-              lambda run: (three_misses(run), false_positive(run))),
+        Claim(a, "For every cause in this notebook that is not a new function (those say *never seen function*, as above) it says one of three things; JAX has a few more for other causes, such as *Tracing context doesn't match* for a changed configuration and *Debug info doesn't match* when the same function is traced for another transformation (`jax.checkpoint` tracing a function that `jit` traced before, for example).",
+              lambda run: (three_forms(run), debug_tier(run))),
+        Claim(a, "the key JAX picked differs from the call only in something JAX does not list. For the functions in this notebook that is a static argument's value: the JAX this course uses (0.12) keeps static values in its cache key but leaves them out of its explanations.",
+              lambda run: (static_unlisted(run), each_step(run))),
+        Claim(a, "JAX finds the first kind of difference in a fixed order (the tracing context; then the pytree of the arguments; then the *debug info*, what JAX records about the function and what it was traced for; then the types of the arguments; last, a difference it cannot list)",
+              lambda run: (context(run), static_hidden(run), debug_tier(run))),
+        Claim(a, "JAX adds it whenever a function it has never seen is called from a call site (the place it names after *TRACING CACHE MISS at*) where an earlier never-seen function was explained in this process; a miss made while explanations were off leaves no such memory.",
+              lambda run: (three_misses(run), false_positive(run), _eq(run.probe("flag_off_first"), [False, True]))),
         Claim(a, "So the first miss at a call site never carries it, and two different functions, each built once and kept, get it too when one line calls both",
               false_positive),
         Claim(a, "`largest_of` is defined once, on a line of its own, and never re-defined, yet its first miss carries the remark: `total_of` missed at the same call site just before.",
@@ -1188,8 +1227,9 @@ def _cache_misses_claims():
               lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
         Claim(a, "JAX emits a monitoring event each time it starts a top-level trace, turning a Python function into a jaxpr of its own (a jitted function traced inside another trace emits none).",
               lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
-        Claim(a, "And after calls with `k=1` and `k=2`, a new shape at `k=1` is explained as `Static(val=1)` against `Static(val=2)`, not as a new shape.",
-              static_first),
+        Claim(a, "after calls at `f32[3]` and `f32[5]`, both with `k=1`, a call at `f32[5]` with `k=2` is explained as `now f32[5] and before f32[3]`, a new shape, though only `k` is new.",
+              static_hidden),
+        Claim(a, "which is how this JAX reports a change in a static value alone.", static_unlisted, where="source"),
         Claim(a, "So after calls at `f32[3]` and `i32[3]`, a call at `i32[5]` is explained as `now i32[5] and before f32[3]`, which reads like a new dtype.",
               lambda run: _eq([ln.strip() for ln in run.probe("tie_by_text")[-1].splitlines() if "* at" in ln],
                               ["* at x, now i32[5] and before f32[3]"])),
