@@ -38,6 +38,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = tuple(sorted(p.parent.name for p in (REPO / "source").glob("*/*.ipynb") if p.stem == p.parent.name))
 _MARKER = "@@claims-json@@"
+#: Where the notebooks run for the claims: the CPU, as the course is taught; tests/test_gpu.py sets
+#: ``COURSE_CLAIMS_PLATFORM=cuda`` to hold every claim not marked ``device="cpu"`` on a GPU.
+PLATFORM = os.environ.get("COURSE_CLAIMS_PLATFORM", "cpu")
 
 
 # --------------------------------------------------------------------------- running a notebook
@@ -100,7 +103,7 @@ def _plain(value):
 
 
 def _run_in_a_process(assignment: str) -> dict:
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONHASHSEED="0")
+    env = dict(os.environ, JAX_PLATFORMS=PLATFORM, PYTHONHASHSEED="0")
     proc = subprocess.run([sys.executable, __file__, assignment, "--json"], capture_output=True, text=True,
                           cwd=REPO, env=env, timeout=300)
     if _MARKER not in proc.stdout:
@@ -141,6 +144,7 @@ class Claim:
     sentence: str  # quoted from the notebook (whitespace-insensitive)
     check: Callable[[Run], None]
     where: str = "release"  # "source" for a model answer, which the release does not show
+    device: str = "any"  # "cpu" for a sentence the notebook says holds on a CPU (XLA's CPU rewrites)
 
     @property
     def id(self) -> str:
@@ -948,8 +952,9 @@ def _padded_masking_claims():
         Claim(a, "Pad it to eight rows with zeros and the shape is familiar again, so nothing is traced.", padded),
         Claim(a, "Multiplying by a 0/1 weight looks equivalent but is not: `0.0 * nan` is `nan`", weights),
         Claim(a, "and `0.0 * inf` is `nan` too", lambda run: assert_nan(run.probe("inf"))),
-        Claim(a, "There it prints `5.0` even without `jit`", bool_mask),
-        Claim(a, "Only under `jax.disable_jit()` is the product computed as written, and then it gives `nan`.", bool_mask),
+        Claim(a, "There it prints `5.0` even without `jit`", bool_mask, device="cpu"),
+        Claim(a, "Only under `jax.disable_jit()` is the product computed as written, and then it gives `nan`.", bool_mask,
+              device="cpu"),
         Claim(a, "`0 * nan` and `0 * inf` are both `nan`, so the gradient of that parameter is `nan`.",
               lambda run: (gradient(run), assert_nan(run.probe("grad_inf")))),
         Claim(a, "for `f = t + x` the derivative in `t` is `1` whatever the row holds, and the gradient stays finite.",
@@ -1086,7 +1091,7 @@ def _loops_claims():
         Claim(a, "A `lambda`, `functools.partial` or inner `def` made inside the call is a new function every time, and compiles again.",
               lambda run: _eq(run.probe("rewrap_quantise")[1], 3)),
         Claim(a, "on a CPU a division that runs as a program of its own, eagerly (the `true_divide` of `quantise`) or jitted alone, is computed as a multiplication by the reciprocal, while one jitted program that divides and then rounds divides exactly.",
-              division),
+              division, device="cpu"),
         Claim(a, "Notice what a *top-level* count says about a jitted function: always 1.", counts),
         Claim(a, "it shows one `div`, `round` and `mul` per leaf", lambda run: _eq(run.probe("quantise_jaxpr")[:3], [3, 3, 3])),
         Claim(a, "beside a `convert_element_type` of a Python-float `scale` before each",
@@ -1098,7 +1103,7 @@ def _loops_claims():
         Claim(a, "`lax.while_loop` is accepted too: its equation is a `while`.",
               lambda run: _eq(run.probe("while_loop"), ["while"])),
         Claim(a, "Only a quotient within about one float32 unit in the last place of a half, when `scale` is not a power of two, may round either way",
-              lambda run: (_eq(run.probe("rounding_window")[0], True), _le(run.probe("rounding_window")[1], 1.0))),
+              lambda run: (_eq(run.probe("rounding_window")[0], True), _le(run.probe("rounding_window")[1], 1.0)), device="cpu"),
         Claim(a, "That window grows with the quotient; the graders' leaves hold values within ±100 and their scales are at least `0.1`, so quotients are at most 1000, where it is under `1e-3`",
               lambda run: (_le(run.probe("rounding_window")[2], 1e-3), _le(1e-3, run.probe("rounding_window")[3]))),
         Claim(a, "(`0.25 / 0.5 = 0.5` rounds to `0`, `0.75 / 0.5 = 1.5` to `2`), and `jnp.floor(q + 0.5)` is not the same.",
@@ -1518,12 +1523,25 @@ def test_every_cell_runs_with_the_reference_solutions(assignment, runs):
     assert not failed, f"{assignment}: cells that raised with the reference solutions: {failed}"
 
 
+def test_a_sentence_marked_for_the_cpu_is_in_a_paragraph_that_says_so():
+    """A claim marked ``device="cpu"`` quotes a paragraph that tells the student it holds on a CPU."""
+    for claim in CLAIMS:
+        if claim.device != "cpu":
+            continue
+        nb = nbformat.read(REPO / claim.where / claim.assignment / f"{claim.assignment}.ipynb", as_version=4)
+        paragraphs = [para for cell in nb.cells if cell.cell_type == "markdown"
+                      for para in re.split(r"\n\s*\n", cell.source) if _norm(claim.sentence) in _norm(para)]
+        assert paragraphs and all("CPU" in para for para in paragraphs), claim.id
+
+
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.id)
 def test_claim_holds(claim: Claim, runs):
     text = _notebook_text(claim.assignment, claim.where)
     assert _norm(claim.sentence) in text, (
         f"{claim.where}/{claim.assignment}: the sentence “{claim.sentence}” is no longer in the notebook; "
         "update this claim with the prose")
+    if claim.device == "cpu" and PLATFORM != "cpu":
+        pytest.skip(f"the notebook says this holds on a CPU; the claims run on {PLATFORM}")
     try:
         claim.check(runs[claim.assignment])
     except AssertionError as failure:
