@@ -56,6 +56,23 @@ def tree_digest(root: Path) -> dict[str, str]:
     }
 
 
+def plain_python() -> str | None:
+    """A Python of this one's version that a plain user can run, for the tests that grade as one
+    (tests/test_rootless.py, the README's workflow without root), or None. Their virtual environments
+    borrow or install this environment's packages, so the version must be the same. A Python that
+    pyenv installed under /root is out of a plain user's reach; ``.ci/run`` puts a copy of the test
+    environment's Python in /usr/local/bin where none of this version is there."""
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    for candidate in (f"/usr/local/bin/python{version}", f"/usr/bin/python{version}", "/usr/bin/python3"):
+        if not os.access(candidate, os.X_OK):
+            continue
+        probe = subprocess.run([candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0 and probe.stdout.strip() == version:
+            return candidate
+    return None
+
+
 #: The assignment the README's first command is shown on, in tests/test_demo.py and tests/test_cycle.py.
 DEMO_ASSIGNMENT = "loops"
 

@@ -38,6 +38,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = tuple(sorted(p.parent.name for p in (REPO / "source").glob("*/*.ipynb") if p.stem == p.parent.name))
 _MARKER = "@@claims-json@@"
+#: Where the notebooks run for the claims: the CPU, as the course is taught; tests/test_gpu.py sets
+#: ``COURSE_CLAIMS_PLATFORM=cuda`` to hold every claim not marked ``device="cpu"`` on a GPU.
+PLATFORM = os.environ.get("COURSE_CLAIMS_PLATFORM", "cpu")
 
 
 # --------------------------------------------------------------------------- running a notebook
@@ -104,7 +107,7 @@ def _plain(value):
 
 
 def _run_in_a_process(assignment: str) -> dict:
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONHASHSEED="0")
+    env = dict(os.environ, JAX_PLATFORMS=PLATFORM, PYTHONHASHSEED="0")
     proc = subprocess.run([sys.executable, __file__, assignment, "--json"], capture_output=True, text=True,
                           cwd=REPO, env=env, timeout=300)
     if _MARKER not in proc.stdout:
@@ -145,6 +148,7 @@ class Claim:
     sentence: str  # quoted from the notebook (whitespace-insensitive)
     check: Callable[[Run], None]
     where: str = "release"  # "source" for a model answer, which the release does not show
+    device: str = "any"  # "cpu" for a sentence the notebook says holds on a CPU (XLA's CPU rewrites)
 
     @property
     def id(self) -> str:
@@ -329,6 +333,11 @@ result = [float(jax.grad(lambda t: jnp.sum(jnp.where(keep, t + rows, 0.0)))(1.0)
 """,
     },
     "loops": {
+        "one_class": """
+_closed = jax.make_jaxpr(lambda v: lax.fori_loop(0, 3, lambda i, w: w * 2.0, v))(jnp.ones(3))
+_subs = [v for e in _closed.eqns for v in e.params.values() if isinstance(v, (ClosedJaxpr, Jaxpr))]
+result = [ClosedJaxpr is Jaxpr, _closed.jaxpr is _closed, len(_subs) > 0 and all(s.jaxpr is s for s in _subs)]
+""",
         "count10": "result = count_equations(lambda v: unrolled(v, 3), x)",
         "summarize_format": """
 def _col0(v):
@@ -588,12 +597,28 @@ def _go():
     _g(_s, _v4)
 result = explanations_during(_go)
 """,
-        "static_first": """
+        "flag_off_first": """
+def _made_here(v):
+    return jax.jit(lambda w: jnp.sum(4.0 * w))(v)
+_made_here(x)  # a miss with explanations off
+_first_on = explanations_during(lambda: _made_here(x))
+_second_on = explanations_during(lambda: _made_here(x))
+result = ["re-defined" in _first_on[0], "re-defined" in _second_on[0]]
+""",
+        "static_hidden": """
 _h = jax.jit(lambda x, k: x * k, static_argnames="k")
 def _go():
     _h(jnp.ones(3), k=1)
-    _h(jnp.ones(3), k=2)
-    _h(jnp.ones(4), k=1)
+    _h(jnp.ones(5), k=1)
+    _h(jnp.ones(5), k=2)
+result = explanations_during(_go)
+""",
+        "static_alone": """
+_h2 = jax.jit(lambda x, k: x * k, static_argnames="k")
+def _go():
+    _h2(jnp.ones(3), k=1)
+    _h2(jnp.ones(3), k=2)
+    _h2(jnp.ones(3), k=3)
 result = explanations_during(_go)
 """,
         "tie_by_text": """
@@ -931,8 +956,9 @@ def _padded_masking_claims():
         Claim(a, "Pad it to eight rows with zeros and the shape is familiar again, so nothing is traced.", padded),
         Claim(a, "Multiplying by a 0/1 weight looks equivalent but is not: `0.0 * nan` is `nan`", weights),
         Claim(a, "and `0.0 * inf` is `nan` too", lambda run: assert_nan(run.probe("inf"))),
-        Claim(a, "There it prints `5.0` even without `jit`", bool_mask),
-        Claim(a, "Only under `jax.disable_jit()` is the product computed as written, and then it gives `nan`.", bool_mask),
+        Claim(a, "There it prints `5.0` even without `jit`", bool_mask, device="cpu"),
+        Claim(a, "Only under `jax.disable_jit()` is the product computed as written, and then it gives `nan`.", bool_mask,
+              device="cpu"),
         Claim(a, "`0 * nan` and `0 * inf` are both `nan`, so the gradient of that parameter is `nan`.",
               lambda run: (gradient(run), assert_nan(run.probe("grad_inf")))),
         Claim(a, "for `f = t + x` the derivative in `t` is `1` whatever the row holds, and the gradient stays finite.",
@@ -1023,7 +1049,12 @@ def _loops_claims():
             assert top[-1] >= top[-2] + 2, by_line
             _eq(max(by_line, key=by_line.get), answer)
 
+    def one_class(run):
+        _eq(run.probe("one_class"), [True, True, True])
+
     return [
+        Claim(a, "in JAX 0.12 the two names are one class, and a jaxpr's `.jaxpr` is the jaxpr itself, so either test finds every jaxpr",
+              one_class),
         Claim(a, "every equation carries its source in `eqn.source_info`, and `jax.extend.source_info_util.summarize` turns it into text, `\"file:line:column (function)\"` (or `\"file:line (function)\"` when the column is 0): the innermost frame outside JAX's own code, which is the line that ran the operation.",
               summarize_format),
         Claim(a, "For the outer `jit` equation `summarize` names no line (an empty string): `make_jaxpr` was handed `unrolled` itself, and no line of this notebook ran that equation.",
@@ -1064,7 +1095,7 @@ def _loops_claims():
         Claim(a, "A `lambda`, `functools.partial` or inner `def` made inside the call is a new function every time, and compiles again.",
               lambda run: _eq(run.probe("rewrap_quantise")[1], 3)),
         Claim(a, "on a CPU a division that runs as a program of its own, eagerly (the `true_divide` of `quantise`) or jitted alone, is computed as a multiplication by the reciprocal, while one jitted program that divides and then rounds divides exactly.",
-              division),
+              division, device="cpu"),
         Claim(a, "Notice what a *top-level* count says about a jitted function: always 1.", counts),
         Claim(a, "it shows one `div`, `round` and `mul` per leaf", lambda run: _eq(run.probe("quantise_jaxpr")[:3], [3, 3, 3])),
         Claim(a, "beside a `convert_element_type` of a Python-float `scale` before each",
@@ -1076,7 +1107,7 @@ def _loops_claims():
         Claim(a, "`lax.while_loop` is accepted too: its equation is a `while`.",
               lambda run: _eq(run.probe("while_loop"), ["while"])),
         Claim(a, "Only a quotient within about one float32 unit in the last place of a half, when `scale` is not a power of two, may round either way",
-              lambda run: (_eq(run.probe("rounding_window")[0], True), _le(run.probe("rounding_window")[1], 1.0))),
+              lambda run: (_eq(run.probe("rounding_window")[0], True), _le(run.probe("rounding_window")[1], 1.0)), device="cpu"),
         Claim(a, "That window grows with the quotient; the graders' leaves hold values within ±100 and their scales are at least `0.1`, so quotients are at most 1000, where it is under `1e-3`",
               lambda run: (_le(run.probe("rounding_window")[2], 1e-3), _le(1e-3, run.probe("rounding_window")[3]))),
         Claim(a, "(`0.25 / 0.5 = 0.5` rounds to `0`, `0.75 / 0.5 = 1.5` to `2`), and `jnp.floor(q + 0.5)` is not the same.",
@@ -1106,12 +1137,13 @@ def _cache_misses_claims():
         texts = _explanations(run.output("def weigh(x, s, k=1):"))
         _eq(len(texts), 6)
         assert "never seen function" in texts[0], texts[0]
-        assert "* at x, now i32[3] and before f32[3]" in texts[1], texts[1]
-        assert "* at x, now f32[5] and before f32[3]" in texts[2], texts[2]
-        assert "* at s, now f32[]{weak_type=False} and before f32[]{weak_type=True}" in texts[3], texts[3]
-        assert "different input pytree" in texts[4] and "Static(val=2)" in texts[4], texts[4]
-        first = [ln for ln in texts[5].splitlines() if "* at input path" in ln][0]
-        assert "different input pytree" in texts[5] and "Static(" not in first, texts[5]
+        _eq(texts[1].strip().splitlines()[-1].strip(), "cache miss explanation unavailable")
+        assert "* at x, now i32[3] and before f32[3]" in texts[2], texts[2]
+        assert "* at x, now f32[5] and before f32[3]" in texts[3], texts[3]
+        assert "* at s, now f32[]{weak_type=False} and before f32[]{weak_type=True}" in texts[4], texts[4]
+        assert "different input pytree" in texts[5] and "different input types" not in texts[5], texts[5]
+        _eq([len([ln for ln in t.splitlines() if ln.strip().startswith("* at")]) for t in texts[2:]], [1, 1, 1, 2])
+        assert not any("Static(" in t for t in texts), texts
 
     def link_last(run):
         texts = run.probe("link_last")
@@ -1127,9 +1159,17 @@ def _cache_misses_claims():
         texts = run.probe("context")
         assert len(texts) == 1 and "Tracing context doesn't match" in texts[0], texts
 
-    def static_first(run):
-        last = run.probe("static_first")[-1]
-        assert "Static(val=1)" in last and "Static(val=2)" in last and "different input types" not in last, last
+    def static_hidden(run):
+        last = run.probe("static_hidden")[-1]
+        _eq([ln.strip() for ln in last.splitlines() if "* at" in ln], ["* at x, now f32[5] and before f32[3]"])
+        assert "unavailable" not in last and "Static(" not in last, last
+
+    def static_unlisted(run):
+        """A static value alone, twice: unavailable both times, never listed."""
+        texts = run.probe("static_alone")
+        _eq(len(texts), 3)
+        _eq([t.strip().splitlines()[-1].strip() for t in texts[1:]], ["cache miss explanation unavailable"] * 2)
+        assert not any("Static(" in t or "k=" in t or "val=" in t for t in texts), texts
 
     def false_positive(run):
         texts = _explanations(run.output("def summarise(x):"))
@@ -1156,25 +1196,29 @@ def _cache_misses_claims():
         # debug info differs and so does the pytree: the pytree comes first
         assert "different input pytree" in tree_too[-1], tree_too
 
-    def two_headings(run):
+    def three_forms(run):
         texts = _explanations(run.output("def weigh(x, s, k=1):"))[1:]
-        _eq([("different input types" in t) + ("different input pytree" in t) for t in texts], [1] * len(texts))
+        forms = ("different input types", "different input pytree", "cache miss explanation unavailable")
+        _eq([sum(form in t for form in forms) for t in texts], [1] * len(texts))
+        _eq({form for t in texts for form in forms if form in t}, set(forms))
         context(run)
 
     return [
         Claim(a, "Three calls with the very same `x`, three misses.", three_misses),
         Claim(a, "From the second call on, JAX adds that it has seen *another function defined on the same line*", three_misses),
         Claim(a, "One miss, the first call's, and none after.", one_miss),
-        Claim(a, "Each call below changes one thing about a call made before it, and JAX compares it with that call:", each_step),
+        Claim(a, "Each call below changes one thing about an earlier call, and JAX's explanation compares it with a call that differs in that one thing only:", each_step),
         Claim(a, "right after the last listed line with no space, so it follows the weak-type marker only when that line is last.", link_last),
         Claim(a, "`jnp.sin(x)` at a new shape traces, and logs nothing.", eager),
         Claim(a, "and the tracing configuration in force at the call (the *tracing context*, such as `jax.default_matmul_precision`).", context),
-        Claim(a, "For every cause in this notebook that is not a new function (those say *never seen function*, as above) it uses one of two headings; JAX has a few more for other causes, such as *Tracing context doesn't match* for a changed configuration and *Debug info doesn't match* when the same function is traced for another transformation (`jax.checkpoint` tracing a function that `jit` traced before, for example).",
-              lambda run: (two_headings(run), debug_tier(run))),
-        Claim(a, "JAX finds the first kind of difference in a fixed order (the tracing context; then the pytree of the arguments, static values and structure included; then the *debug info*, what JAX records about the function and what it was traced for; then the types of the arguments)",
-              lambda run: (context(run), static_first(run), debug_tier(run))),
-        Claim(a, "JAX adds it whenever a function it has never seen is called from a call site (the place it names after *TRACING CACHE MISS at*) where an earlier never-seen function was called in this process.",
-              lambda run: (three_misses(run), false_positive(run))),
+        Claim(a, "For every cause in this notebook that is not a new function (those say *never seen function*, as above) it says one of three things; JAX has a few more for other causes, such as *Tracing context doesn't match* for a changed configuration and *Debug info doesn't match* when the same function is traced for another transformation (`jax.checkpoint` tracing a function that `jit` traced before, for example).",
+              lambda run: (three_forms(run), debug_tier(run))),
+        Claim(a, "the key JAX picked differs from the call only in something JAX does not list. For the functions in this notebook that is a static argument's value: the JAX this course uses (0.12) keeps static values in its cache key but leaves them out of its explanations.",
+              lambda run: (static_unlisted(run), each_step(run))),
+        Claim(a, "JAX finds the first kind of difference in a fixed order (the tracing context; then the pytree of the arguments; then the *debug info*, what JAX records about the function and what it was traced for; then the types of the arguments; last, a difference it cannot list)",
+              lambda run: (context(run), static_hidden(run), debug_tier(run))),
+        Claim(a, "JAX adds it whenever a function it has never seen is called from a call site (the place it names after *TRACING CACHE MISS at*) where an earlier never-seen function was explained in this process; a miss made while explanations were off leaves no such memory.",
+              lambda run: (three_misses(run), false_positive(run), _eq(run.probe("flag_off_first"), [False, True]))),
         Claim(a, "So the first miss at a call site never carries it, and two different functions, each built once and kept, get it too when one line calls both",
               false_positive),
         Claim(a, "`largest_of` is defined once, on a line of its own, and never re-defined, yet its first miss carries the remark: `total_of` missed at the same call site just before.",
@@ -1192,8 +1236,9 @@ def _cache_misses_claims():
               lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
         Claim(a, "JAX emits a monitoring event each time it starts a top-level trace, turning a Python function into a jaxpr of its own (a jitted function traced inside another trace emits none).",
               lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
-        Claim(a, "And after calls with `k=1` and `k=2`, a new shape at `k=1` is explained as `Static(val=1)` against `Static(val=2)`, not as a new shape.",
-              static_first),
+        Claim(a, "after calls at `f32[3]` and `f32[5]`, both with `k=1`, a call at `f32[5]` with `k=2` is explained as `now f32[5] and before f32[3]`, a new shape, though only `k` is new.",
+              static_hidden),
+        Claim(a, "which is how this JAX reports a change in a static value alone.", static_unlisted, where="source"),
         Claim(a, "So after calls at `f32[3]` and `i32[3]`, a call at `i32[5]` is explained as `now i32[5] and before f32[3]`, which reads like a new dtype.",
               lambda run: _eq([ln.strip() for ln in run.probe("tie_by_text")[-1].splitlines() if "* at" in ln],
                               ["* at x, now i32[5] and before f32[3]"])),
@@ -1482,12 +1527,25 @@ def test_every_cell_runs_with_the_reference_solutions(assignment, runs):
     assert not failed, f"{assignment}: cells that raised with the reference solutions: {failed}"
 
 
+def test_a_sentence_marked_for_the_cpu_is_in_a_paragraph_that_says_so():
+    """A claim marked ``device="cpu"`` quotes a paragraph that tells the student it holds on a CPU."""
+    for claim in CLAIMS:
+        if claim.device != "cpu":
+            continue
+        nb = nbformat.read(REPO / claim.where / claim.assignment / f"{claim.assignment}.ipynb", as_version=4)
+        paragraphs = [para for cell in nb.cells if cell.cell_type == "markdown"
+                      for para in re.split(r"\n\s*\n", cell.source) if _norm(claim.sentence) in _norm(para)]
+        assert paragraphs and all("CPU" in para for para in paragraphs), claim.id
+
+
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.id)
 def test_claim_holds(claim: Claim, runs):
     text = _notebook_text(claim.assignment, claim.where)
     assert _norm(claim.sentence) in text, (
         f"{claim.where}/{claim.assignment}: the sentence “{claim.sentence}” is no longer in the notebook; "
         "update this claim with the prose")
+    if claim.device == "cpu" and PLATFORM != "cpu":
+        pytest.skip(f"the notebook says this holds on a CPU; the claims run on {PLATFORM}")
     try:
         claim.check(runs[claim.assignment])
     except AssertionError as failure:

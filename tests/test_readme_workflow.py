@@ -27,8 +27,8 @@ named; the samples leave every locked cell as released).
 How a command runs (as which user, with which Python and environment) is :class:`Runner`'s
 business alone: the root variant runs as this process's user, with a virtual environment that
 sees the clone's ``autograder`` first and this environment's packages; the plain-user variant
-makes a user and a virtual environment of Debian's ``/usr/bin/python3`` with the clone
-installed, and is skipped where a plain user cannot grade yet.
+makes a user and a virtual environment of a system Python (``conftest.plain_python``) with the
+clone installed, and is skipped where a plain user cannot grade yet.
 """
 
 from __future__ import annotations
@@ -440,10 +440,12 @@ def _as_root(tmp_path: Path) -> None:
 
 
 def plain_venv(where: Path, clone: Path, packages: Path) -> Path:
-    """A virtual environment of Debian's Python for the plain user in which ``autograder`` is the
+    """A virtual environment of a system Python for the plain user in which ``autograder`` is the
     clone's and every other package is the plain user's test environment's (``packages``)."""
+    from conftest import plain_python
+
     venv = where / "venv"
-    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run([plain_python(), "-m", "venv", "--without-pip", str(venv)], check=True)
     purelib = next((venv / "lib").glob("python3*/site-packages"))
     (purelib / "course-clone.pth").write_text(f"{clone}\n{packages}\n")
     _nbgrader_script(venv, packages.parents[2])  # <prefix>/lib/python3.X/site-packages

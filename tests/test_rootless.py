@@ -1,8 +1,8 @@
 """Grading as an instructor who is not root: the rootless jail (autograder/confinement/userns.py).
 
 A plain user (``plain-instructor``, made here when this runs as root; skipped where it cannot
-be) grades with a virtual environment of Debian's ``/usr/bin/python3`` that has this working
-tree installed (editable, in the user's home), as an instructor without root would. One
+be) grades with a virtual environment of a system Python (``conftest.plain_python``: Debian's, or
+the copy ``.ci/run`` puts in /usr/local/bin) that has this working tree installed (editable, in the user's home), as an instructor without root would. One
 assignment (``static_max_mode``), two students: ``alice`` hands in the correct sample with a
 secret in it; ``mallory`` hands in the same code plus a cell that tries to read alice's
 notebook, append to ``gradebook.db`` and ``course_config.py``, write into alice's
@@ -32,13 +32,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, plain_python
 
 A = "static_max_mode"
 #: Neither name holds "autograder": a hostile notebook that names its course folder would then
 #: spell the grading package's name, and grading/reach.py would flag it for that.
 PLAIN = "plain-instructor"
-SYSTEM_PYTHON = "/usr/bin/python3"
 SECRET = "SECRET-OF-ALICE-7f3a"
 LINGER = "MARKER-LINGER-5c1d"
 
@@ -98,8 +97,10 @@ def plain_environment():
     the user's home and installed, editable, in a venv of Debian's Python (kept between runs while
     ``pyproject.toml`` is unchanged: installing takes a minute)."""
     user = plain_user()
-    if not os.access(SYSTEM_PYTHON, os.X_OK):
-        pytest.skip(f"no {SYSTEM_PYTHON} for the plain user")
+    system_python = plain_python()
+    if system_python is None:
+        pytest.skip(f"no Python {sys.version_info[0]}.{sys.version_info[1]} a plain user can run "
+                    "(.ci/run puts one in /usr/local/bin)")
     base = Path(user.pw_dir) / "grading-tests"
     src = base / "src"
     shutil.rmtree(src, ignore_errors=True)
@@ -107,11 +108,11 @@ def plain_environment():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, src / name)
     venv = base / "venv"
-    stamp = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
+    stamp = hashlib.sha256((REPO / "pyproject.toml").read_bytes() + system_python.encode()).hexdigest()
     subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(base)], check=True)
     if not (venv / ".installed").is_file() or (venv / ".installed").read_text() != stamp:
         shutil.rmtree(venv, ignore_errors=True)
-        for step in ([SYSTEM_PYTHON, "-m", "venv", str(venv)],
+        for step in ([system_python, "-m", "venv", str(venv)],
                      [str(venv / "bin" / "pip"), "install", "--quiet", "-e", str(src)]):
             done = as_user(user, step, base, timeout=1200)
             assert done.returncode == 0, done.stderr[-4000:]

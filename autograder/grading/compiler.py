@@ -3,11 +3,14 @@
 A grade cell compiles dozens of tiny programs, one per signature a property
 tries, and runs each on a handful of values; XLA's CPU backend spends far more
 time optimising them than running them. Grading kernels therefore start with
-LLVM's optimisations off and XLA's older loop emitters in place of its fusion
-emitters, which halves the compile time of a grade cell. A flag this XLA does not know is left out
-(:func:`known_flags`): XLA would stop every kernel that names it.
+LLVM's optimisations off. Every flag here is one the pinned XLA knows (``tests/test_startup.py``
+holds that; ``tests/test_confinement.py`` computes in a real grading kernel started with them); a
+flag another XLA does not know is left out
+(:func:`known_flags`), with a warning in the log: XLA would stop every kernel that names it.
+(``--xla_cpu_use_fusion_emitters=false``, which halved a grade cell's compiles on JAX 0.10, is
+gone from JAX 0.12's XLA, and is no longer set.)
 
-Neither changes what is graded. The HLO a function lowers to, its traces, its
+It does not change what is graded. The HLO a function lowers to, its traces, its
 compiles, its cache keys and XLA's algebraic rewrites (``x * mask`` becoming a
 select, say) are the same; only the machine code differs, and it computes the
 same IEEE operations. The course's tests grade the whole corpus and every mutant with
@@ -27,7 +30,7 @@ import sys
 
 #: Flags for every grading kernel, put ahead of any XLA_FLAGS already set for nbgrader; each only
 #: where this XLA knows it (:func:`known_flags`).
-XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+XLA_FLAGS = ("--xla_backend_optimization_level=0",)
 
 #: XLA's words for a flag it does not know; it then stops the process that starts it.
 _UNKNOWN = re.compile(r"Unknown flags? in XLA_FLAGS: (\S+)")

@@ -1,6 +1,6 @@
 """JAX's own cache-miss explanations, captured live while student or grader code runs.
 
-With ``jax_explain_cache_misses`` on, JAX (0.10.2) explains every miss of its tracing
+With ``jax_explain_cache_misses`` on, JAX (0.12) explains every miss of its tracing
 cache in one WARNING record on the logger ``jax._src.interpreters.partial_eval`` (the
 module's ``logger``), a multi-line text starting ``TRACING CACHE MISS at <callsite>:``
 and then one of these (measured here, see ``CACHE_MISSES_NOTES.md``; each line is quoted
@@ -18,8 +18,14 @@ it for the grader's)::
     | * at x, now f32[4] and before f32[3]              (shape; i32[4] vs f32[3]: dtype;
     |                                                    f32[]{weak_type=False} ...: weak type)
     | different input pytree:
-    | * at input path [1]['k'], now ... Static(val=3) and before ... Static(val=2), ...
     | * at input path [0], now tuple of length 0 and before tuple of length 1, ...
+    | cache miss explanation unavailable                 (the closest key differs only in what
+    |                                                    JAX does not list: a static value)
+
+JAX ranks the keys it has seen by the first kind of difference (tracing context, pytree,
+debug info, types, then what it cannot list) and explains the best one: a static value is
+"unavailable" only when every key seen differs from the call in nothing else. (JAX 0.10
+listed a static value as a ``Static(val=...)`` pytree difference; 0.12 does not.)
 
 The grader must not let these records reach stderr (nbgrader zeroes a cell that writes
 there), and the grading sandbox disables logging altogether while a property runs
@@ -47,7 +53,7 @@ import jax
 
 from autograder.grading.results import PropertyFailure
 
-#: The logger JAX 0.10.2 explains tracing-cache misses on.
+#: The logger JAX 0.12 explains tracing-cache misses on.
 LOGGER_NAME = "jax._src.interpreters.partial_eval"
 _HEADER = "TRACING CACHE MISS"
 #: Logged through the stand-in logger at the end of every block: if it does not arrive,
@@ -145,22 +151,24 @@ def classify(explanation: str) -> str | None:
     """The cause of one miss, from :data:`CAUSES`, or None for a text this reading does not know.
 
     A new function says "never seen function" ("redefined function" when JAX adds that
-    it saw another function defined on the same line). For changed arguments the first
-    difference listed decides: a ``Static(...)`` value in the pytree is a new static
-    value, any other pytree change a new structure; a type change is a new dtype if the
-    dtypes differ, else a new shape if the shapes differ, else a weak type.
+    it saw another function defined on the same line). "Explanation unavailable" is a new
+    static value (the only key difference JAX does not list, for the calls the graders make);
+    any pytree difference is a new structure; for changed types the first argument listed
+    decides: a new dtype if the dtypes differ, else a new shape if the shapes differ, else a
+    weak type.
     """
     if not isinstance(explanation, str) or _HEADER not in explanation:
         return None
     text = " ".join(explanation.split())
     if "never seen function" in text:
         return "redefined function" if "re-defined repeatedly" in text else "new function"
+    if "cache miss explanation unavailable" in text:
+        return "new static value"
     if "different input pytree" in text:
         bullets = explanation.split("different input pytree", 1)[1]
-        first = next((line for line in bullets.splitlines() if _PYTREE_LINE.search(line)), None)
-        if first is None:
+        if not any(_PYTREE_LINE.search(line) for line in bullets.splitlines()):
             return None
-        return "new static value" if "Static(" in first else "new structure"
+        return "new structure"
     if "different input types" in text:
         bullets = explanation.split("different input types", 1)[1]
         for line in bullets.splitlines():

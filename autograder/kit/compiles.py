@@ -3,7 +3,7 @@
 JAX fires ``/jax/core/compile/backend_compile_duration`` once per XLA compilation,
 with ``fun_name='jit(<name>)'``. It is a different event from the trace event
 (``/jax/core/compile/jaxpr_trace_duration``, see ``autograder.kit.traces``): measured with
-jax 0.10.2, ``jitted.trace(x)`` fires a trace and no compile, a later ``jitted(x)``
+jax 0.12.0.1 (and 0.10.2 before it), ``jitted.trace(x)`` fires a trace and no compile, a later ``jitted(x)``
 fires a compile and no trace, ``jitted.lower(x)`` traces without compiling, and a call
 after ``jitted.trace(x).lower().compile()`` at the same signature fires neither.
 

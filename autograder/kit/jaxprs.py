@@ -1,6 +1,7 @@
 """Independent jaxpr evidence: how many equations a staged computation holds, counted by the grader.
 
-``jax.make_jaxpr(f)(*args)`` returns a ``ClosedJaxpr`` (jax 0.10.2); its ``.jaxpr.eqns`` are the
+``jax.make_jaxpr(f)(*args)`` returns a ``ClosedJaxpr`` (in jax 0.12 one class with ``Jaxpr``, whose
+``.jaxpr`` is itself); its ``.jaxpr.eqns`` are the
 top-level equations. Some equations hold whole jaxprs in their parameters: a nested ``jit`` (its
 ``jaxpr``), ``scan`` (``jaxpr``), ``while`` (``cond_jaxpr`` and ``body_jaxpr``), ``cond`` (the tuple
 ``branches``), custom derivative rules (``call_jaxpr``). The count here finds them by type, never by

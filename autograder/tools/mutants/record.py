@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import tomllib
 from pathlib import Path
@@ -45,8 +46,11 @@ def equivalents(root: Path, assignment: str) -> dict[str, str]:
 
 def fingerprint(root: Path, assignment: str) -> str:
     """What a mutants run of the assignment depends on, hashed: the course's notebook and property
-    module, and this package's kit and operators (the code that grades and mutates)."""
+    module, this package's kit and operators (the code that grades and mutates), and the installed
+    jax and jaxlib (what a mutant traces and compiles, and so whether it loses points, is theirs)."""
     digest = hashlib.sha256()
+    for package in ("jax", "jaxlib"):
+        digest.update(f"{package} {importlib.metadata.version(package)}\n".encode())
     notebook = json.loads((root / "source" / assignment / f"{assignment}.ipynb").read_text(encoding="utf-8"))
     for cell in notebook["cells"]:
         if cell.get("cell_type") == "code":

@@ -61,6 +61,8 @@ def _one(assignment: str, root: Path, workers: int, only, write: bool, out) -> i
     if not notebook.is_file():
         raise ToolError(f"mutants: no source notebook {notebook}")
     started = time.monotonic()
+    # Taken before anything is graded: a file changed during the run leaves the record stale.
+    graded_what = record.fingerprint(root, assignment)
     declared = record.equivalents(root, assignment)
     ref = build.reference(notebook, assignment)
     if not ref.solutions:
@@ -90,7 +92,7 @@ def _one(assignment: str, root: Path, workers: int, only, write: bool, out) -> i
     if write and not only:
         record.write(root, assignment, {
             "assignment": assignment,
-            "fingerprint": record.fingerprint(root, assignment),
+            "fingerprint": graded_what,
             "seconds": round(time.monotonic() - started, 1),
             "operators": {f"{family}/{op}": {"mutants": counts[(family, op)], "killed": kills[(family, op)]}
                           for family, op in sorted(counts)},

@@ -31,6 +31,8 @@ _TYPE = re.compile(r"now (\w+)\[([^\]]*)\](\S*) and before (\w+)\[([^\]]*)\](\S*
 
 
 def miss_cause(explanation):
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     if "never seen function" in explanation:
         if "re-defined" in explanation:
             return "redefined function"

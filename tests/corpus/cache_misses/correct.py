@@ -35,9 +35,10 @@ def miss_cause(explanation):
         if "re-defined" in explanation:
             return "redefined function"
         return "new function"
+    if "explanation unavailable" in explanation:
+        return "new static value"
     if "different input pytree" in explanation:
-        first = [line for line in explanation.splitlines() if "* at input path" in line][0]
-        return "new static value" if "Static(" in first else "new structure"
+        return "new structure"
     found = _TYPE.search(explanation)
     dtype_now, shape_now, weak_now, dtype_before, shape_before, weak_before = found.groups()
     if dtype_now != dtype_before:

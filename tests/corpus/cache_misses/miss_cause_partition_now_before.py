@@ -34,6 +34,8 @@ def _parts(aval):
 
 
 def miss_cause(explanation):
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     if "never seen function" in explanation:
         return "redefined function" if "re-defined" in explanation else "new function"
     lines = [line.strip() for line in explanation.splitlines()]

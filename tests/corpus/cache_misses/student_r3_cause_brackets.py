@@ -199,6 +199,8 @@ import re
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     text = " ".join(explanation.split())
     if "never seen function" in text:
         return "redefined function" if "defined on the same line" in text else "new function"

@@ -201,6 +201,8 @@ _SIDE = re.compile(r"(now|before) ([a-z]+)\d*\[([^\]]*)\]")
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     text = " ".join(explanation.split())
     if "never seen function" in text:
         return "redefined function" if "re-defined repeatedly" in text else "new function"

@@ -1,4 +1,7 @@
-"""Nadia Haddad: WRONG. For a pytree difference miss_cause looks for `Static(` anywhere in the explanation instead of in the first `* at input path` line. When the first difference is a structure change and a static value differs further down, it answers 'new static value'."""
+"""Nadia Haddad: WRONG. For a pytree difference miss_cause looks for `Static(` anywhere in the explanation instead of in the first `* at input path` line. When the first difference is a structure change and a static value differs further down, it answers 'new static value'.
+
+On JAX 0.12 (the course's pin since the move from 0.10.2) no explanation holds `Static(` and a static value's miss reads `cache miss explanation unavailable`, a row this submission (written for the 0.10 lesson, and left as written) does not handle: it finds no `* at` line to read and raises, so it still loses the same point, now as a student whose code follows an older JAX's wording would.
+"""
 
 # Teacher's split per graded cell:
 #   test_repairs (3): 1 point per function (scaled_norm, smooth, clipped_mean) whose results match the slow

@@ -199,6 +199,8 @@ _WEAK_LINK = "type_promotion.html#weak-types"
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     text = " ".join(explanation.split())
     if "never seen function" in text:
         return "redefined function" if "re-defined repeatedly" in text else "new function"

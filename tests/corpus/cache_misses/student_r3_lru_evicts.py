@@ -205,6 +205,8 @@ def _parse_type(text):
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     flat = " ".join(explanation.split())
     if "never seen function" in flat:
         if "defined on the same line" in flat or "re-defined repeatedly" in flat:

@@ -202,6 +202,8 @@ def _split_type(t):
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     text = " ".join(explanation.split())  # JAX wraps its remarks over several lines
     if "never seen function" in text:
         return "redefined function" if "being re-defined repeatedly" in text else "new function"

@@ -189,6 +189,8 @@ assert watch.count == 0, f"calls at signatures already met traced again: {watch.
 # %% cell 21 [miss_cause]
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     lines = [line.strip() for line in explanation.strip().splitlines()]
     if any(line.startswith("never seen function") for line in lines):
         joined = " ".join(lines)

@@ -202,6 +202,8 @@ _PYTREE_ITEM = re.compile(r"^\s*\* at input path (.*)$", re.MULTILINE)
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     if "never seen function" in explanation:
         redefined = re.search(r"defined\s+on\s+the\s+same\s+line", explanation)
         return "redefined function" if redefined else "new function"

@@ -222,6 +222,8 @@ _TREE_ITEM = re.compile(r"^\s*\* at input path .*$", re.M)
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     if re.search(r"never seen function", explanation):
         if re.search(r"re-defined\s+repeatedly", explanation):
             return "redefined function"

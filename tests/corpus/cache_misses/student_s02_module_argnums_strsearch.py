@@ -215,6 +215,8 @@ assert watch.count == 0, f"calls at signatures already met traced again: {watch.
 # %% cell 21 [miss_cause]
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     if "never seen function" in explanation:
         if "same line" in explanation:
             return "redefined function"

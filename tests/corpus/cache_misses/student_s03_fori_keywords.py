@@ -242,6 +242,8 @@ def _dtype_and_shape(short_type):
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     if "never seen function" in explanation:
         return "redefined function" if "being re-defined" in explanation else "new function"
     if "different input types:" in explanation:

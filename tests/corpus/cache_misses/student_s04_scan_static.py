@@ -219,6 +219,8 @@ import re
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     section = None
     for raw in explanation.splitlines():
         line = raw.strip()

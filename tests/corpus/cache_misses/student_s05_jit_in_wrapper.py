@@ -221,6 +221,8 @@ import re
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     if "never seen function" in explanation:
         return "redefined function" if "re-defined repeatedly" in explanation else "new function"
     items = re.findall(r"^\s*\* at (.*)$", explanation, flags=re.M)

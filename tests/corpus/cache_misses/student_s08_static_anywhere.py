@@ -2,6 +2,8 @@
 `"Static(" in explanation` on the WHOLE text before looking at the first pytree line, so an
 explanation whose first line is a structure change and a later line a Static( is called
 "new static value" (the very case of the notebook's caution paragraph). MISTAKE.
+
+On JAX 0.12 (the course's pin since the move from 0.10.2) no explanation holds `Static(` and a static value's miss reads `cache miss explanation unavailable`, a row this submission (written for the 0.10 lesson, and left as written) does not handle: it finds no `now ...` type and raises, so it still loses the same point, now as a student whose code follows an older JAX's wording would.
 """
 
 

@@ -228,6 +228,8 @@ _TYPES = re.compile(r"now (\w+)\[([^\]]*)\]\S* and before (\w+)\[([^\]]*)\]")
 
 def miss_cause(explanation):
     """The cause of one tracing-cache miss, from the explanation text JAX logged."""
+    if "explanation unavailable" in explanation:  # the JAX 0.12 row of the table, ported
+        return "new static value"
     if "never seen function" in explanation:
         return "redefined function" if re.search(r"re-defined", explanation) else "new function"
     item = _FIRST_ITEM.search(explanation)["item"]
