@@ -1,0 +1,337 @@
+# The self-check of this assignment: run by the notebook's self-check cells.
+# Made from the course's public checks; a new copy replaces it, so leave it as it is.
+
+"""Self-check runner: public examples for one part of a notebook, reported as the graders report.
+
+Run a part's checks from its notebook with ``self_check("<part>")``. Each check tries a few fixed
+examples, smallest first, then a few seeded random ones, and reports the first example that fails.
+Passing the self-check does not promise full marks: the hidden graders check much more.
+
+Only the standard library, NumPy and JAX are used here.
+"""
+
+import contextlib
+import io
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+#: Seconds one part may spend; checked between examples, so a slow example can run past it once.
+BUDGET_SECONDS = 20.0
+#: The seed of every check's random examples: the same examples on every run.
+SEED = 0
+_LABELS = ("Problem", "Example", "Got", "Expected", "Hint")
+
+
+class Mismatch(Exception):
+    """Raised by an example whose answer is not what the notebook promises."""
+
+    def __init__(self, problem, got="", expected=""):
+        super().__init__(problem)
+        self.problem, self.got, self.expected = problem, got, expected
+
+
+class Check:
+    """One public check: its part, a one-line title, a hint, and its examples.
+
+    ``examples(names, rng)`` yields ``(text, run)`` pairs, smallest first: ``text`` says the input
+    in plain words, ``run()`` raises :class:`Mismatch` (or any error) when the answer is wrong.
+    """
+
+    def __init__(self, part, title, hint, examples):
+        self.part, self.title, self.hint, self.examples = part, title, hint, examples
+
+
+CHECKS = []
+
+
+def public(part, title, hint):
+    """Register a generator of examples as a public check of ``part``."""
+
+    def register(examples):
+        CHECKS.append(Check(part, title, hint, examples))
+        return examples
+
+    return register
+
+
+class Names:
+    """The notebook's names, read as the checks need them."""
+
+    def __init__(self, namespace):
+        self._namespace = namespace
+
+    def __getitem__(self, name):
+        if name not in self._namespace:
+            raise Mismatch(f"`{name}` is not defined: run every cell above this one, then this one again.")
+        return self._namespace[name]
+
+    def function(self, name):
+        value = self[name]
+        if not callable(value):
+            raise Mismatch(f"`{name}` should be a function, but it is a {type(value).__name__}.")
+        return value
+
+
+class TraceCount:
+    """The functions JAX traces while a ``with`` block runs, from JAX's own monitoring events."""
+
+    EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+    def __init__(self):
+        self.names = []
+
+    def _record(self, event, duration_secs, **details):
+        if event == self.EVENT:
+            self.names.append(details.get("fun_name", "?"))
+
+    def __enter__(self):
+        import jax
+
+        jax.monitoring.register_event_duration_secs_listener(self._record)
+        return self
+
+    def __exit__(self, *exc_info):
+        import jax
+
+        jax.monitoring.unregister_event_duration_listener(self._record)
+        return False
+
+    @property
+    def count(self):
+        return len(self.names)
+
+
+def close(got, expected, rtol=1e-5, atol=1e-6):
+    """Whether two numbers or arrays agree to float32 precision (shapes must match)."""
+    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def show(value, limit=120):
+    """A short plain rendering of a value: dtype and shape for arrays, then the numbers."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        numbers = np.asarray(value).tolist()
+        text = f"{value.dtype}{list(value.shape)} {numbers}"
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Result:
+    """What one check gave: passed, failed at an example, or not finished in the time budget."""
+
+    def __init__(self, check, status, example="", problem="", got="", expected=""):
+        self.check, self.status = check, status
+        self.example, self.problem, self.got, self.expected = example, problem, got, expected
+
+    def lines(self):
+        if self.status == "pass":
+            return [f"  PASS  {self.check.title}"]
+        if self.status == "unfinished":
+            return [f"  NOTE  Not finished in the time budget, so not judged: {self.check.title}"]
+        lines = [f"  FAIL  {self.check.title}"]
+        values = (self.problem, self.example, self.got, self.expected, self.check.hint)
+        for label, text in zip(_LABELS, values):
+            if text:
+                lines.append(" " * 8 + (label + ":").ljust(10) + text)
+        return lines
+
+
+class Report:
+    """The self-check of one part: a header, a note, then a line (or a block) per check."""
+
+    def __init__(self, assignment, part, results):
+        self.assignment, self.part, self.results = assignment, part, results
+
+    @property
+    def passed(self):
+        return all(result.status == "pass" for result in self.results)
+
+    def lines(self):
+        passing = sum(result.status == "pass" for result in self.results)
+        lines = [f"Self-check {self.assignment} / {self.part}: {passing} of {len(self.results)} public checks pass",
+                 "  NOTE  Passing the self-check does not promise full marks: the hidden graders check much more."]
+        for result in self.results:
+            lines.extend(result.lines())
+        return lines
+
+    def text(self):
+        return "\n".join(self.lines())
+
+
+def _run_check(check, names, deadline):
+    rng = np.random.default_rng(SEED)
+    text = ""
+    try:
+        for text, run in check.examples(names, rng):
+            if time.monotonic() > deadline:
+                return Result(check, "unfinished")
+            run()
+            text = ""
+    except Mismatch as failure:
+        return Result(check, "fail", text, failure.problem, failure.got, failure.expected)
+    except Exception as error:  # an example that raises is a failure, told in one line
+        message = " ".join(str(error).split())
+        if len(message) > 300:
+            message = message[:297] + "..."
+        problem = f"The example stopped with {type(error).__name__}: {message}" if message else (
+            f"The example stopped with {type(error).__name__}.")
+        return Result(check, "fail", text, problem)
+    return Result(check, "pass")
+
+
+def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
+    """Run the public checks of ``part`` on ``namespace`` (a notebook's globals); a :class:`Report`.
+
+    Nothing reaches stderr: warnings are silenced and what the checked code prints is kept aside.
+    """
+    checks = [check for check in CHECKS if check.part == part]
+    if not checks:
+        known = sorted({check.part for check in CHECKS})
+        raise ValueError(f"no self-check is named {part!r}; the parts are {', '.join(map(repr, known))}")
+    names = Names(namespace)
+    deadline = time.monotonic() + budget
+    results = []
+    kept = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
+        warnings.filterwarnings("ignore")
+        for check in checks:
+            if time.monotonic() > deadline:
+                results.append(Result(check, "unfinished"))
+            else:
+                results.append(_run_check(check, names, deadline))
+    return Report(assignment or ASSIGNMENT, part, results)
+
+
+def self_check(part, namespace=None):
+    """Run the public checks of ``part`` on the calling notebook's names and print the report.
+
+    While nbgrader autogrades (it sets ``NBGRADER_EXECUTION=autograde``) nothing runs: the graded
+    cells check the answers, and a class's grading is not slowed down by examples meant for students.
+    """
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        print(f"Self-check {ASSIGNMENT} / {part}: not run while nbgrader grades; the graded cell below checks.")
+        return
+    if namespace is None:
+        namespace = sys._getframe(1).f_globals
+    print(run(part, namespace).text())
+
+
+ASSIGNMENT = "?"
+
+
+"""Public checks of cache_misses: the repairs compute what the slow originals computed and trace once
+per signature; `miss_cause` names the cause of the notebook's explanation texts, one cause each."""
+
+import jax.numpy as jnp
+
+ASSIGNMENT = "cache_misses"
+
+
+def _norm(x, scale):
+    return float(np.linalg.norm(scale * np.asarray(x, dtype=np.float64)))
+
+
+def _smoothed(x, steps):
+    y = np.asarray(x, dtype=np.float64)
+    for _ in range(steps):
+        y = (y + np.roll(y, 1) + np.roll(y, -1)) / 3
+    return y
+
+
+def _clipped(x, low, high):
+    return float(np.clip(np.asarray(x, dtype=np.float64), low, high).mean())
+
+
+@public("repairs", "`scaled_norm`, `smooth` and `clipped_mean` give the slow originals' results",
+        "Build each jitted function once, at top level, and pass `scale`, `low` and `high` as arguments "
+        "(`steps` static: it sets the loop's length).")
+def repairs(names, rng):
+    x = np.array([3.0, -4.0, 0.0], dtype=np.float32)
+    pulse = np.array([0.0, 0.0, 9.0, 0.0, 0.0], dtype=np.float32)
+    drawn = rng.uniform(-5, 5, 3).astype(np.float32)
+    cases = [
+        (f"scaled_norm({show(x)}, 2.0)", "scaled_norm", (x, 2.0), _norm(x, 2.0)),
+        (f"scaled_norm({show(x)}, -0.5)", "scaled_norm", (x, -0.5), _norm(x, -0.5)),
+        (f"smooth({show(pulse)}, 1)", "smooth", (pulse, 1), _smoothed(pulse, 1)),
+        (f"smooth({show(pulse)}, 2)", "smooth", (pulse, 2), _smoothed(pulse, 2)),
+        (f"clipped_mean({show(x)}, -1.0, 1.0)", "clipped_mean", (x, -1.0, 1.0), _clipped(x, -1.0, 1.0)),
+        (f"clipped_mean({show(x)}, 0.0, 5.0)", "clipped_mean", (x, 0.0, 5.0), _clipped(x, 0.0, 5.0)),
+        (f"scaled_norm({show(drawn)}, 1.5)", "scaled_norm", (drawn, 1.5), _norm(drawn, 1.5)),
+        (f"clipped_mean({show(drawn)}, -2.0, 2.0)", "clipped_mean", (drawn, -2.0, 2.0), _clipped(drawn, -2.0, 2.0)),
+    ]
+    for text, name, args, expected in cases:
+        def run(name=name, args=args, expected=expected):
+            got = names.function(name)(jnp.asarray(args[0]), *args[1:])
+            if not close(got, expected):
+                raise Mismatch(f"`{name}` does not give the slow original's result.", show(got),
+                               show(np.float32(expected)) if np.ndim(expected) == 0 else show(expected.astype(np.float32)))
+
+        yield text, run
+
+
+@public("traces", "calls at a signature already met do not trace again, whatever the values",
+        "A `jax.jit` made inside the function is a new function on every call: make it once, outside.")
+def traces(names, rng):
+    def run():
+        v = jnp.linspace(-1.0, 1.0, 11, dtype=jnp.float32)
+        inputs = [(v + scale, scale) for scale in (0.5, 1.5, 3.0)]
+        scaled_norm, clipped_mean, smooth = (names.function(n) for n in ("scaled_norm", "clipped_mean", "smooth"))
+        scaled_norm(v, 1.0), clipped_mean(v, -0.5, 0.5), smooth(v, 1)
+        with TraceCount() as watch:
+            for values, scale in inputs:
+                scaled_norm(values, scale)
+                clipped_mean(values, -scale, scale)
+                smooth(values, 1)
+        if watch.count:
+            raise Mismatch("Calls at signatures already met traced again.", str(watch.names), "no trace")
+
+    yield "each function at float32[11] once, then three times with new values (smooth's steps kept at 1)", run
+
+
+_HEAD = "TRACING CACHE MISS at demo.py:7:11 (caller):\n"
+_KEY = "  for weigh defined at demo.py:2\n  all previously seen cache keys differ. For the closest previous key:\n"
+_WEAK = "https://docs.jax.dev/en/latest/101/type_promotion.html#weak-types"
+
+
+def _explanations(rng):
+    """The table's causes, each as JAX words it, one line of difference each; then a few drawn at random."""
+    yield _HEAD + "  never seen function:\n    <lambda> id=1 defined at demo.py:7", "new function"
+    yield (_HEAD + "  never seen function:\n    <lambda> id=2 defined at demo.py:7\n  but seen another function "
+           "defined on the same line; maybe the function is\n  being re-defined repeatedly, preventing caching?",
+           "redefined function")
+    yield _HEAD + _KEY + "  different input types:\n  * at x, now i32[5] and before f32[5]", "new dtype"
+    yield _HEAD + _KEY + "  different input types:\n  * at x, now f32[5] and before f32[3]", "new shape"
+    yield (_HEAD + _KEY + "  different input types:\n  * at s, now f32[]{weak_type=False} and before "
+           "f32[]{weak_type=True}" + _WEAK, "weak type")
+    yield _HEAD + _KEY + "  cache miss explanation unavailable", "new static value"
+    yield (_HEAD + _KEY + "  different input pytree:\n  * at input path [0], now tuple of length 1 and before tuple "
+           "of length 2, so the lengths do not match", "new structure")
+    for _ in range(3):
+        now, before = (int(n) for n in rng.choice(np.arange(2, 40), size=2, replace=False))
+        name = str(rng.choice(["x", "values", "v"]))
+        yield _HEAD + _KEY + f"  different input types:\n  * at {name}, now f32[{now}] and before f32[{before}]", "new shape"
+        dtypes = [str(d) for d in rng.choice(["i32", "f32", "bf16", "f16"], size=2, replace=False)]
+        yield (_HEAD + _KEY + f"  different input types:\n  * at {name}, now {dtypes[0]}[{now}] and before "
+               f"{dtypes[1]}[{now}]", "new dtype")
+
+
+@public("causes", "`miss_cause` names the table's cause for each kind of explanation",
+        "Test the explanation's words in the table's order: the function lines first, then *explanation "
+        "unavailable* and *input pytree*, then, on the first `* at` line, dtype before shape before weak type.")
+def causes(names, rng):
+    for text, cause in _explanations(rng):
+        def run(text=text, cause=cause):
+            got = names.function("miss_cause")(text)
+            if got != cause:
+                raise Mismatch("`miss_cause` names another cause.", repr(got), repr(cause))
+
+        lines = text.splitlines()
+        yield "an explanation whose lines after the first are: " + " / ".join(line.strip() for line in lines[1:]
+                                                                              if "cache keys differ" not in line
+                                                                              and "for weigh" not in line), run
