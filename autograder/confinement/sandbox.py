@@ -6,6 +6,7 @@ first in the kernel and:
 
 - drops the notebook's own folder from ``sys.path``, so files handed in beside the
   notebook cannot replace the modules grading imports;
+- puts a stand-in for the notebooks' ``selfcheck`` module, which runs no check while grading;
 - caps the kernel's address space, file sizes and core dumps (``resource``), so a
   memory bomb ends in ``MemoryError`` in that kernel and one file cannot fill a disk;
 - caps the number of processes and threads the kernel and its children may hold,
@@ -72,8 +73,25 @@ def _forget_working_folder() -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != here]
 
 
+def _self_check_stands_aside() -> None:
+    """Each graded part's check cell runs ``from selfcheck import self_check`` (the public checks
+    released beside the notebook, ``autograder/public/``). A grading kernel imports nothing from the
+    notebook's folder, so the name is the course's own stand-in here: it runs no check (the grade
+    cells below do) and says so in one line, where the student's copy would run, or be missing."""
+    import types
+
+    stand_in = types.ModuleType("selfcheck", "The self-check's stand-in while nbgrader grades.")
+
+    def self_check(part, namespace=None):
+        print(f"Self-check {part}: not run while nbgrader grades; the graded cell below checks this part.")
+
+    stand_in.self_check = self_check
+    sys.modules["selfcheck"] = stand_in
+
+
 def confine() -> None:
     _forget_working_folder()
+    _self_check_stands_aside()
     _limit(resource.RLIMIT_AS, MEMORY_BYTES)
     _limit(resource.RLIMIT_FSIZE, FILE_BYTES)
     _limit(resource.RLIMIT_CORE, 0)
