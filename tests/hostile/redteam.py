@@ -182,11 +182,14 @@ for _pid in _children:
 print("redteam-cpu: spun", len(_children), "processes for {seconds} s")
 '''
 
-#: ``{chains}`` processes that never keep a pid: each forks and exits at once, forever (a Python without
-#: ``site`` or JAX, so a fork is cheap), in a session of its own, every descriptor closed.
+#: ``{chains}`` processes that never keep a pid: each forks and exits every 2 ms, forever (a Python without
+#: ``site`` or JAX, so a fork is cheap), in a session of its own, every descriptor closed. The pause keeps
+#: this entry to what it is named for, outliving the cleanup: chains that fork with no pause are also 8
+#: spinning processes, the open limit ``starves-neighbours`` names (no CPU share per kernel), and on CI's
+#: loaded machine they starved the notebook's own last grade cell past its time (stop 42: test_sorting 0).
 HOPS_PIDS = r"""
 import os, sys
-_HOP = "import os\nwhile True:\n    if os.fork():\n        os._exit(0)\n"
+_HOP = "import os, time\nwhile True:\n    time.sleep(0.002)\n    if os.fork():\n        os._exit(0)\n"
 for _ in range({chains}):
     if os.fork() == 0:
         os.setsid()
