@@ -490,7 +490,14 @@ def test_other_students_files_are_unchanged(batch):
                  if p.is_file() and "__pycache__" not in p.parts}  # Python's own, of a handed-in module
         # The boundary's record of what it refused; a refused notebook is graded as released.
         refused = {RECORD, f"{assignment}.ipynb"} if student in linked else set()
-        assert names == set(files) | expected_extra | refused, f"{student}/{assignment}: {sorted(names)}"
+        # nbgrader autograde puts the course's own copy of every other file of source/<a>/ beside the
+        # notebook (the self-check's selfcheck.py), over any the student handed in.
+        source = batch.course.root / "source" / assignment
+        masters = {str(p.relative_to(source)) for p in source.rglob("*") if p.is_file() and p.suffix != ".ipynb"}
+        assert masters, f"source/{assignment} has no selfcheck.py"
+        for master in masters:
+            assert (autograded / master).read_bytes() == (source / master).read_bytes(), f"{student}: {master}"
+        assert names == set(files) | expected_extra | refused | masters, f"{student}/{assignment}: {sorted(names)}"
         for link in linked.get(student, ()):
             assert not (submitted / link).exists() and not (submitted / link).is_symlink(), f"{student}: {link}"
 
