@@ -44,10 +44,10 @@ MISSED = {
     "cache_misses": "shape_before_dtype.py",
     "branch_repair": "student_r3_bad_static_gain_wrapper.py",
     "host_sync": "student_static_lr.py",
-    "ledger_extension": "signature_forgets_dtype.py",
+    "ledger_extension": "student_c_dict_insertion_order.py",
     "loops": "count_seen_set.py",
-    "padded_masking": "mask_by_multiplication.py",
-    "static_max_mode": "student_r3_wrong_typeerror_nonstring.py",
+    "padded_masking": "not_jitted.py",
+    "static_max_mode": "mode_stripped.py",
 }
 CAUGHT = {
     "cache_misses": ("never_redefined.py", "causes"),
@@ -464,3 +464,236 @@ def test_each_part_runs_in_seconds_on_the_reference_answer(assignment):
         seconds = time.monotonic() - started
         assert report.passed, report.text()
         assert seconds < 5, f"{assignment} / {part} took {seconds:.1f} s"
+
+
+# ---------------------------------------------------------------- the notebooks' own traps, each caught
+
+
+def _failures(assignment: str, namespace: dict, part: str):
+    """The results of ``part`` that are not passes, run by a fresh release copy on ``namespace``."""
+    module = load_release_copy(assignment)
+    report = module.run(part, namespace)
+    return [result for result in report.results if result.status != "pass"], report
+
+
+def _with(assignment: str, wrong: str) -> dict:
+    """The reference answer (tests/corpus/<a>/correct.py) with the cells in ``wrong`` run after it."""
+    namespace = corpus_namespace(CORPUS / assignment / "correct.py")
+    exec(compile(textwrap.dedent(wrong), f"<wrong {assignment}>", "exec"), namespace)
+    return namespace
+
+
+#: (assignment, corpus file making the mistake, part, words of its Problem, words of its Example): each
+#: a case the notebook states that the public checks did not try before, caught by its new example.
+TRAPS_IN_CORPUS = [
+    ("padded_masking", "student_r3_wrong_mask_from_nan.py", "padding", "mask should mark exactly the real rows",
+     "a real row may hold nan"),
+    ("padded_masking", "count_and_keep_prefix.py", "objective", "sum over the marked rows only.", "not a prefix"),
+    ("padded_masking", "student_r3_wrong_times_bool_mask.py", "objective", "op by op, under `jax.disable_jit()`",
+     "under jax.disable_jit()"),
+    ("padded_masking", "student_r3_wrong_nansum.py", "objective", "sum over the marked rows only",
+     "a marked row that holds nan"),
+    ("padded_masking", "student_c_count_positive_values.py", "gradient", "not the unpadded one",
+     "padded to 8 with inf"),
+    ("host_sync", "not_jitted.py", "step", "`sgd_step` is not jitted", "jax.make_jaxpr"),
+    ("host_sync", "step_gradient_only_jitted.py", "step", "not one jitted program", "jax.make_jaxpr"),
+    ("host_sync", "float_inside_loop.py", "reads", "outside `read`: a hidden wait", "θ traced"),
+    ("host_sync", "print_each_step.py", "reads", "outside `read`: a hidden wait", "watching print, f-strings"),
+    ("host_sync", "student_e_compiling_message.py", "diagnosis", "Lowering a program traced before", "only lowers"),
+    ("branch_repair", "epsilon_threshold.py", "repair", "total its gain asks for", "the next float32 above 1.0"),
+    ("branch_repair", "arithmetic_blend.py", "repair", "Run op by op", "under jax.disable_jit()"),
+    ("branch_repair", "student_r3_bad_inverted_nan_gain.py", "repair", "total its gain asks for", "a nan gain"),
+    ("static_max_mode", "student_r3_wrong_typeerror_nonstring.py", "errors", "TypeError", "mode=None"),
+    ("cache_misses", "student_r3_spectral_norm.py", "repairs", "slow original's result", "a 2-D x"),
+    ("cache_misses", "student_r3_sum_over_len.py", "repairs", "slow original's result", "low == high"),
+    ("cache_misses", "keyword_list_weak_first.py", "causes", "another cause", "now i32[]{weak_type=True}"),
+    ("loops", "scan_fully_unrolled.py", "rolled", "unrolls the whole loop", "rolled(v, 40)"),
+    ("loops", "loop_in_a_callback.py", "rolled", "no `scan` or `while` equation", "rolled(v, 40)"),
+    ("loops", "count_by_param_name.py", "counting", "another count", "lax.while_loop"),
+    ("loops", "student_gus_no_tuple_unjitted.py", "counting", "another count", "lax.cond"),
+    ("loops", "quantise_fresh_lambda.py", "pytree", "A new `scale` traced again", "then at 0.25, 2.0 and 0.1"),
+    ("ledger_extension", "signature_forgets_dtype.py", "signature", "signatures should differ",
+     "scale 2 (an int), then 2.0"),
+]
+
+#: (assignment, the wrong cells run after the reference answer, part, words of its Problem, of its Example).
+TRAPS_WRITTEN = [
+    ("padded_masking", """
+        def pad_batch(values, size):  # stacks the values one by one: an empty batch has nothing to stack
+            if len(values) > size:
+                raise ValueError("too long")
+            real = jnp.stack([jnp.float32(v) for v in values])
+            return jnp.concatenate([real, jnp.zeros(size - len(values), jnp.float32)]), jnp.arange(size) < len(values)
+        """, "padding", "The example stopped with", "an empty batch"),
+    ("padded_masking", """
+        def masked_loss(t, values, mask):  # assumes the real rows come first
+            n = jnp.sum(mask)
+            first = jnp.arange(values.shape[0]) < n
+            logs = jnp.log(jnp.where(first, values, 1.0))
+            return jnp.sum(jnp.where(first, (logs - t) ** 2, 0.0)) / n
+
+        loss_and_slope = jax.jit(jax.value_and_grad(masked_loss))
+        """, "gradient", "not the unpadded one", "real rows not a prefix"),
+    ("padded_masking", """
+        def masked_loss(t, values, mask):  # multiplies by the bool mask, nothing cleaned before the log
+            return jnp.sum((jnp.log(values) - t) ** 2 * mask) / jnp.sum(mask)
+
+        loss_and_slope = jax.jit(jax.value_and_grad(masked_loss))
+        """, "gradient", "not the unpadded one", "padded to 8 with"),
+    ("host_sync", """
+        import logging
+
+        def phase_row(label, thunk):  # reads the compile log: *Compiling* taken for a compile
+            messages = []
+
+            class Keep(logging.Handler):
+                def emit(self, record):
+                    messages.append(record.getMessage())
+
+            logger = logging.getLogger("jax")
+            keep = Keep()
+            logger.addHandler(keep)
+            try:
+                with jax.log_compiles(True):
+                    thunk()
+            finally:
+                logger.removeHandler(keep)
+            traces = sum("Finished tracing" in m for m in messages)
+            compiles = sum(m.startswith("Compiling") for m in messages)
+            return {"label": label, "traced": traces > 0, "compiled": compiles > 0, "traces": traces,
+                    "compiles": compiles}
+        """, "ledger", "'lower only, a new shape' row", ".lower(v3, 0.5)"),
+    ("ledger_extension", """
+        seen_shapes = set()
+
+        def observed_call(label, x, scale):  # predicts a trace from the shape instead of observing one
+            traced = (x.shape, str(x.dtype)) not in seen_shapes
+            seen_shapes.add((x.shape, str(x.dtype)))
+            result = float(compiled_square_sum(x, scale))
+            call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
+                              "traced": traced, "trace_count": trace_log["count"], "result": result})
+            return result
+        """, "traces", "traced flag is not what JAX did", "compiled_square_sum"),
+    ("ledger_extension", """
+        def observed_call(label, x, scale):  # rounds the result to an int when x is an int array
+            before = trace_log["count"]
+            value = compiled_square_sum(x, scale)
+            result = int(value) if x.dtype == jnp.int32 else float(value)
+            call_rows.append({"label": label, "shape": tuple(x.shape), "dtype": str(x.dtype), "static": {},
+                              "traced": trace_log["count"] > before, "trace_count": trace_log["count"],
+                              "result": result})
+            return result
+        """, "rows", "not a Python float", "scale 3 (a Python int)"),
+    ("static_max_mode", """
+        import functools
+
+        import jax.numpy as jnp
+
+        @functools.partial(jax.jit, static_argnames=("mode", "n_iter", "eps", "clip_at"))
+        def normalise_jitted(x, mode, n_iter, eps, clip_at):  # every number static: an array cannot be hashed
+            y = x
+            for _ in range(n_iter):
+                y = 0.5 * (y + jnp.roll(y, 1))
+            size = jnp.linalg.norm(y) if mode == "l2" else jnp.max(jnp.abs(y))
+            y = y / (size + eps)
+            peak = jnp.max(jnp.abs(y))
+            return jnp.where(peak > clip_at, y * (clip_at / peak), y)
+        """, "sorting", "The example stopped with", "0-d float32 arrays"),
+]
+
+
+def _the_failure(failures, problem: str, example: str, where: str):
+    blocks = ["\n".join(r.lines()) + f"\n        [example] {r.example}" for r in failures]
+    assert any(r.status == "fail" and problem in r.problem and example in r.example for r in failures), (
+        f"{where}: no FAIL with {problem!r} at an example with {example!r}:\n" + "\n".join(blocks))
+
+
+@pytest.mark.parametrize("assignment, name, part, problem, example", TRAPS_IN_CORPUS,
+                         ids=[f"{a}-{n}" for a, n, *_ in TRAPS_IN_CORPUS])
+def test_a_corpus_mistake_fails_the_new_example_with_its_problem(assignment, name, part, problem, example):
+    assert declared(CORPUS / assignment / name)["FAILS"], f"{name} should be a mistake"
+    failures, _ = _failures(assignment, corpus_namespace(CORPUS / assignment / name), part)
+    _the_failure(failures, problem, example, f"{assignment}/{name}")
+
+
+@pytest.mark.parametrize("assignment, wrong, part, problem, example", TRAPS_WRITTEN,
+                         ids=[f"{a}-{p}-{i}" for i, (a, _, p, *_) in enumerate(TRAPS_WRITTEN)])
+def test_a_written_mistake_fails_the_new_example_with_its_problem(assignment, wrong, part, problem, example):
+    failures, _ = _failures(assignment, _with(assignment, wrong), part)
+    _the_failure(failures, problem, example, f"{assignment}: {wrong.strip().splitlines()[0]}")
+    right, _ = _failures(assignment, corpus_namespace(CORPUS / assignment / "correct.py"), part)
+    assert not right, [r.lines() for r in right]
+
+
+# ---------------------------------------------------------------- never blame a later part for an earlier one
+
+_BROKEN_PAD_BATCH = """
+    def pad_batch(values, size):  # the mask is one row short
+        values = jnp.asarray(values, jnp.float32)
+        n = values.shape[0]
+        if n > size:
+            raise ValueError("too long")
+        return jnp.zeros(size, jnp.float32).at[:n].set(values), jnp.arange(size) < n - 1
+    """
+
+
+def test_a_later_part_using_a_failing_earlier_function_is_not_checked_naming_it():
+    """A broken `pad_batch` beside a right `masked_score`: Part A fails its own check; the objective's check
+    that builds its batches with `pad_batch` says it was not checked, naming `pad_batch` and Part A, and fails
+    nothing; the objective's check with inputs of its own still runs and passes."""
+    namespace = _with("padded_masking", _BROKEN_PAD_BATCH)
+    padding, _ = _failures("padded_masking", namespace, "padding")
+    assert [r.status for r in padding] == ["fail"], [r.lines() for r in padding]
+    for part in ("objective", "traces"):
+        results, report = _failures("padded_masking", namespace, part)
+        assert results and all(r.status == "not checked" for r in results), report.text()
+        assert "FAIL" not in report.text()
+        lines = report.lines()
+        note = next(i for i, line in enumerate(lines) if line.startswith("  NOTE  Not checked: "))
+        assert "`pad_batch`" in lines[note + 1] and "fix Part A first" in lines[note + 1], lines
+        assert lines[note + 1].startswith(" " * 8) and not report.passed
+    _, objective = _failures("padded_masking", namespace, "objective")
+    assert "  PASS  `masked_score` honours any mask" in objective.text()  # its own inputs: still judged
+    right, report = _failures("padded_masking", corpus_namespace(CORPUS / "padded_masking" / "correct.py"), "objective")
+    assert not right, report.text()
+
+
+def test_host_sync_reads_use_a_right_step_and_traces_wait_for_the_step():
+    """A wrong `sgd_step` (the loss after the update) fails Part A only: the trainers are checked with a right
+    step of the check's own (and the notebook's own step is put back), and Part C says it was not checked,
+    naming `sgd_step`."""
+    namespace = corpus_namespace(CORPUS / "host_sync" / "loss_after_update.py")
+    own = namespace["sgd_step"]
+    step, _ = _failures("host_sync", namespace, "step")
+    assert any(r.status == "fail" for r in step)
+    reads, report = _failures("host_sync", namespace, "reads")
+    assert not reads, report.text()
+    assert namespace["sgd_step"] is own
+    traces, report = _failures("host_sync", namespace, "traces")
+    assert [r.status for r in traces] == ["not checked"], report.text()
+    assert "your `sgd_step`" in report.text() and "fix Part A first" in report.text()
+
+
+def test_a_dependency_is_run_once_and_a_passing_one_lets_the_check_run():
+    module = load_release_copy(CHECKED[0])
+    ran = []
+
+    def earlier(names, rng):
+        yield "earlier", lambda: ran.append("earlier")
+
+    def later(names, rng):
+        yield "later", lambda: ran.append("later")
+
+    module.CHECKS[:] = [module.Check("a", "first", "h", earlier),
+                        module.Check("b", "second", "h", later, uses=("a",)),
+                        module.Check("b", "third", "h", later, uses=("a",))]
+    assert module.run("b", {}).passed and ran == ["earlier", "later", "later"]
+
+    def failing(names, rng):
+        yield "earlier", lambda: 1 / 0
+
+    module.CHECKS[0] = module.Check("a", "first", "h", failing)
+    module.PARTS.clear()
+    lines = module.run("b", {}).lines()
+    assert lines[2] == "  NOTE  Not checked: second"
+    assert lines[3].startswith('        It uses the part checked by self_check("a"), whose own self-check above fails')

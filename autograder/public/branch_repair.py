@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder.public.runner import Mismatch, TraceCount, close, public, show
+from autograder.public.runner import Mismatch, TraceCount, close, op_by_op, public, show
 
 ASSIGNMENT = "branch_repair"
 
@@ -64,6 +64,44 @@ def repaired_totals(names, rng):
                     raise Mismatch("`repaired` does not give the total its gain asks for.", show(got), repr(expected))
 
             yield f"repaired({show(values)}, {how})", run
+
+
+_ABOVE_ONE = float(np.nextafter(np.float32(1.0), np.float32(2.0)))  # 1.0000001, the next float32
+
+
+@public("repair", "`repaired` keeps the notebook's details: int32 and 2-D batches, a nan gain, the strict threshold "
+        "at the next float32 above 1.0, and a choice, not a blend, when run op by op",
+        "Compare `gain > 1.0` exactly (no tolerance, `>` not `>=`), and choose with `lax.cond` or `jnp.where` between "
+        "the two totals; a 0/1 weight times a total that overflowed to `inf` gives `nan` under `jax.disable_jit()`.")
+def details(names, rng):
+    ints = np.array([1, -2, 3, 4], dtype=np.int32)
+    grid = np.array([[1.0, -2.0], [0.5, 3.0]], dtype=np.float32)
+    cases = [(ints, 2.0, "an int32 batch"), (ints, 0.5, "an int32 batch"), (grid, 2.0, "a 2-D batch"),
+             (grid, 1.0, "a 2-D batch, a gain of exactly 1.0"), (grid, float("nan"), "a nan gain (nan > 1.0 is false)"),
+             (grid, _ABOVE_ONE, "the next float32 above 1.0 (1.0000001)")]
+    for values, gain, what in cases:
+        for given, how in ((gain, repr(gain)), (jnp.float32(gain), f"float32[] {gain!r}")):
+            def run(values=values, gain=gain, given=given):
+                got = names.function("repaired")(jnp.asarray(values), given)
+                squares, plain = _totals(values)
+                expected = squares if gain > 1.0 else plain
+                if not close(got, expected):
+                    raise Mismatch("`repaired` does not give the total its gain asks for.", show(got), repr(expected))
+
+            yield f"repaired({show(values)}, {how}): {what}", run
+
+    huge = np.array([3e20, -1e20, 1.0], dtype=np.float32)  # its squares overflow float32 to inf
+    for gain in (0.5, 1.0):
+        def blend(gain=gain):
+            got = op_by_op(names.function("repaired"), jnp.asarray(huge), gain)
+            if got is None:  # compiled ahead of time: it cannot run op by op
+                return
+            expected = float(np.sum(huge.astype(np.float64)))
+            if not close(got, expected):
+                raise Mismatch("Run op by op, `repaired` does not give the plain sum when the sum of squares "
+                               "overflows: the side not taken reached the result.", show(got), repr(expected))
+
+        yield f"repaired({show(huge)}, {gain!r}) under jax.disable_jit(): the squares overflow to inf", blend
 
 
 @public("traces", "new gains, as floats or as 0-d arrays, reuse `repaired`'s program",

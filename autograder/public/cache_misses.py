@@ -1,6 +1,7 @@
 """Public checks of cache_misses: the repairs compute what the slow originals computed and trace once
 per signature; `miss_cause` names the cause of the notebook's explanation texts, one cause each."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -51,6 +52,54 @@ def repairs(names, rng):
         yield text, run
 
 
+def _op_by_op(fn, x, *args):
+    """``fn(x, *args)`` with every jit disabled, as the notebook says the graders call it: the numbers as
+    Python floats first, then, if that raises, as the weakly typed 0-d arrays jit would make of them;
+    None for a function compiled ahead of time, which cannot run op by op."""
+    try:
+        with jax.disable_jit():
+            return fn(x, *args)
+    except Exception as error:
+        if "AOT path" in str(error):  # compiled ahead of time: it cannot run op by op
+            return None
+        if not any(isinstance(a, float) for a in args):
+            raise
+        weak = [jnp.asarray(a) if isinstance(a, float) else a for a in args]
+        with jax.disable_jit():
+            return fn(x, *weak)
+
+
+@public("repairs", "with every jit disabled (`jax.disable_jit()`), and for `x` of other shapes, the repairs still "
+        "give the slow originals' results",
+        "Write each repair so that it also runs op by op: the same code, without relying on `jit` to convert your "
+        "arguments; `scaled_norm` takes an array of any shape.")
+def repairs_op_by_op(names, rng):
+    x = np.array([3.0, -4.0, 0.0], dtype=np.float32)
+    grid = np.array([[1.0, -2.0, 2.0], [0.5, 0.0, -1.5]], dtype=np.float32)
+    pulse = np.array([0.0, 0.0, 9.0, 0.0, 0.0], dtype=np.float32)
+    cases = [
+        (f"scaled_norm({show(grid)}, 2.0): a 2-D x", "scaled_norm", (grid, 2.0), _norm(grid, 2.0), False),
+        (f"clipped_mean({show(grid)}, 0.5, 0.5): low == high", "clipped_mean", (grid, 0.5, 0.5),
+         _clipped(grid, 0.5, 0.5), False),
+        (f"scaled_norm({show(x)}, 2.0) under jax.disable_jit()", "scaled_norm", (x, 2.0), _norm(x, 2.0), True),
+        (f"smooth({show(pulse)}, 2) under jax.disable_jit()", "smooth", (pulse, 2), _smoothed(pulse, 2), True),
+        (f"clipped_mean({show(x)}, -1.0, 1.0) under jax.disable_jit()", "clipped_mean", (x, -1.0, 1.0),
+         _clipped(x, -1.0, 1.0), True),
+    ]
+    for text, name, args, expected, eager in cases:
+        def run(name=name, args=args, expected=expected, eager=eager):
+            fn = names.function(name)
+            got = _op_by_op(fn, jnp.asarray(args[0]), *args[1:]) if eager else fn(jnp.asarray(args[0]), *args[1:])
+            if got is None:  # compiled ahead of time: its compiled results are checked above
+                return
+            if not close(got, expected):
+                raise Mismatch(f"`{name}` does not give the slow original's result"
+                               + (" with every jit disabled." if eager else "."), show(got),
+                               show(np.float32(expected)) if np.ndim(expected) == 0 else show(expected.astype(np.float32)))
+
+        yield text, run
+
+
 @public("traces", "calls at a signature already met do not trace again, whatever the values",
         "A `jax.jit` made inside the function is a new function on every call: make it once, outside.")
 def traces(names, rng):
@@ -88,6 +137,12 @@ def _explanations(rng):
     yield _HEAD + _KEY + "  cache miss explanation unavailable", "new static value"
     yield (_HEAD + _KEY + "  different input pytree:\n  * at input path [0], now tuple of length 1 and before tuple "
            "of length 2, so the lengths do not match", "new structure")
+    yield (_HEAD + _KEY + "  different input types:\n  * at s, now i32[]{weak_type=True} and before "
+           "f32[]{weak_type=False}" + _WEAK, "new dtype")
+    yield (_HEAD + _KEY + "  different input types:\n  * at s, now f32[]{weak_type=False} and before "
+           "f32[]{weak_type=True}" + _WEAK + "\n  * at x, now f32[7] and before f32[3]", "weak type")
+    yield (_HEAD + _KEY + "  different input pytree:\n  * at input path [0], now f32[3] and before i32[5]",
+           "new structure")
     for _ in range(3):
         now, before = (int(n) for n in rng.choice(np.arange(2, 40), size=2, replace=False))
         name = str(rng.choice(["x", "values", "v"]))

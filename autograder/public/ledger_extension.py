@@ -78,6 +78,20 @@ def rows(names, rng):
 
     yield f"observed_call('self-check vector', {show(values)}, {scale:.4g})", vector
 
+    ints = jnp.array([1, 2, 3], dtype=jnp.int32)
+    for given, how, expected in ((3, "3 (a Python int)", 42.0), (np.float32(0.5), "np.float32(0.5)", 7.0),
+                                 (jnp.float32(2.0), "jnp.float32(2.0) (a float32 array)", 28.0)):
+        def kinds(given=given, how=how, expected=expected):
+            returned = names.function("observed_call")(f"scale {how}", ints, given)
+            row = _rows(names)[-1]
+            got = (row.get("shape"), row.get("dtype"), row.get("result"))
+            if got != ((3,), "int32", expected) or type(row.get("result")) is not float or type(returned) is not float:
+                raise Mismatch("The row does not record the call, or its result (or the returned value) is not a "
+                               "Python float.", f"shape, dtype, result = {got}, returned {returned!r}",
+                               f"((3,), 'int32', {expected!r}), returned {expected!r}")
+
+        yield f"observed_call('scale {how}', int32[3] [1, 2, 3], {how})", kinds
+
 
 @public("traces", "the first rows' traced flags, and fresh calls' flags and counts, agree with JAX's own trace events",
         "Compare `trace_log[\"count\"]` before and after the call: that is what happened, not a guess from the shape.")
@@ -110,6 +124,29 @@ def traced(names, rng):
 
         yield f"observed_call('fresh length {length}', float32[{length}] ones, 0.5)", fresh
 
+    def observed(label, x, scale, before=None):
+        def run():
+            if before is not None:
+                before(names["compiled_square_sum"])
+            with TraceCount() as watch:
+                names.function("observed_call")(label, x, scale)
+            row = names["call_rows"][-1]
+            jax_traced = "scaled_square_sum" in watch.names
+            if not isinstance(row.get("traced"), (bool, np.bool_)) or bool(row["traced"]) != jax_traced:
+                raise Mismatch("The row's traced flag is not what JAX did.", f"traced={row.get('traced')}",
+                               f"traced={jax_traced}")
+
+        return run
+
+    x6 = jnp.full(6, 0.5, dtype=jnp.float32)
+    yield ("`compiled_square_sum.trace(float32[6], 0.5)` (traced, not compiled), then "
+           "observed_call('after .trace', float32[6], 0.5)"), observed(
+        "after .trace", x6, 0.5, before=lambda f: f.trace(x6, 0.5))
+    yield ("`compiled_square_sum.clear_cache()`, then observed_call('after clear_cache', float32[6], 0.5), a shape "
+           "met before"), observed("after clear_cache", x6, 0.5, before=lambda f: f.clear_cache())
+    yield ("observed_call('scale float32 array', float32[6], jnp.float32(0.5)) after the Python float 0.5"), observed(
+        "scale float32 array", x6, jnp.float32(0.5))
+
 
 @public("sixteen", "a row labelled 'new length sixteen' records float32[16] and its result",
         "Call `observed_call(\"new length sixteen\", jnp.arange(16, dtype=jnp.float32), 1.0)` once.")
@@ -138,6 +175,55 @@ def _calls(rng):
         a, b = (jnp.asarray(rng.uniform(-2, 2, n).astype(np.float32)) for _ in range(2))
         yield f"x float32[{n}], random values; then other random values, same shape", ((a, 0.5), {"power": 3}), (
             (b, 2.0), {"power": 3}), True
+
+
+def _traced_again(first, second):
+    """Whether the second call traced, made right after the first, on a fresh jit of the notebook's computation."""
+    import jax
+
+    def powered_sum(x, scale, power):
+        return sum(jnp.sum(scale * leaf ** power) for leaf in jax.tree.leaves(x))
+
+    compiled = jax.jit(powered_sum, static_argnames=("power",))
+    compiled(*first[0], **first[1])
+    with TraceCount() as watch:
+        compiled(*second[0], **second[1])
+    return "powered_sum" in watch.names
+
+
+def _kinds():
+    """The notebook's questions, each a pair of calls that differ in one way; JAX answers each."""
+    x3 = jnp.arange(3.0)
+    two = ((x3, 2.0), {"power": 2})
+    yield "scale 2 (an int), then 2.0", ((x3, 2), {"power": 2}), two
+    yield "scale 2.0, then np.float32(2.0)", two, ((x3, np.float32(2.0)), {"power": 2})
+    yield "scale 2.0, then jnp.array(2.0)", two, ((x3, jnp.array(2.0)), {"power": 2})
+    yield "scale by position, then by keyword", two, ((x3,), {"scale": 2.0, "power": 2})
+    yield "x a tuple of two float32[3], then a list of them", (((x3, x3), 1.0), {"power": 1}), (([x3, x3], 1.0),
+                                                                                            {"power": 1})
+    yield "power 2, then power 3", two, ((x3, 2.0), {"power": 3})
+    yield "x float32[3], then int32[3]", two, ((jnp.arange(3, dtype=jnp.int32), 2.0), {"power": 2})
+    yield "x a dict of two float32[2, 2], then new values", (({"a": jnp.ones((2, 2)), "b": jnp.zeros((2, 2))}, 1.5),
+                                                             {"power": 1}), (({"a": jnp.zeros((2, 2)),
+                                                                              "b": jnp.ones((2, 2))}, 0.5), {"power": 1})
+
+
+@public("signature", "`signature_of` agrees with JAX on the notebook's questions: int or float scale, NumPy or JAX "
+        "scalar, keyword or position, tuple or list, a new power, a new dtype",
+        "Describe each argument as JAX sees it (`jax.typeof` gives dtype, shape and weak type; `jax.tree.flatten` the "
+        "structure, keys included), keep positional and keyword arguments apart, and add the static `power`.")
+def kinds(names, rng):
+    for text, first, second in _kinds():
+        def run(first=first, second=second):
+            signature_of = names.function("signature_of")
+            a, b = signature_of(*first), signature_of(*second)
+            traced = _traced_again(first, second)
+            if (a == b) == traced:
+                raise Mismatch("JAX " + ("traced again, so the signatures should differ." if traced else
+                                         "reused the program, so the signatures should be equal."),
+                               f"equal = {a == b}", f"equal = {not traced}")
+
+        yield text, run
 
 
 @public("signature", "`signature_of` is hashable, stable, equal for new values and different for a new shape",

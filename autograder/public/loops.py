@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from autograder.public.runner import Mismatch, close, public, show
+from autograder.public.runner import Mismatch, TraceCount, close, public, show
 
 ASSIGNMENT = "loops"
 
@@ -25,11 +25,12 @@ def _one_level(closed):
     return sum(len(sub.jaxpr.eqns) for eqn in closed.jaxpr.eqns for sub in [eqn.params.get("jaxpr")] if sub)
 
 
-@public("rolled", "`rolled` gives the loop's result at 0, 1, 3 and 30 steps, as float32 of x's shape",
+@public("rolled", "`rolled` gives the loop's result at 0, 1, 3 and 30 steps, as float32 of x's shape (any shape)",
         "Stage the loop with `lax.fori_loop` or `lax.scan` (the step written once, as its body), and jit it.")
 def rolled_values(names, rng):
     x = np.array([0.5, 1.0, 2.0], dtype=np.float32)
     cases = [(x, steps) for steps in (0, 1, 3, 30)]
+    cases += [(np.array([[0.25, -1.0], [3.0, 0.0]], dtype=np.float32), 4), (np.array(1.5, dtype=np.float32), 2)]
     cases += [(rng.uniform(-2, 2, 3).astype(np.float32), int(rng.integers(2, 12)))]
     for values, steps in cases:
         def run(values=values, steps=steps):
@@ -57,6 +58,32 @@ def rolled_does_not_grow(names, rng):
 
     yield "jax.make_jaxpr(lambda v: rolled(v, 3)) and (v, 30), equations inside the jit", run
 
+    def staged_loop():
+        rolled = names.function("rolled")
+        x = jnp.array([0.5, 1.0, 2.0], dtype=jnp.float32)
+        loops = []
+
+        def visit(jaxpr):
+            for eqn in jaxpr.eqns:
+                if eqn.primitive.name in ("scan", "while"):
+                    loops.append(eqn)
+                held = [v for p in eqn.params.values() for v in (p if isinstance(p, (tuple, list)) else (p,))]
+                for item in held:
+                    inner = getattr(item, "jaxpr", item)
+                    if hasattr(inner, "eqns"):
+                        visit(inner)
+
+        visit(jax.make_jaxpr(lambda v: rolled(v, 40))(x).jaxpr)
+        if not loops:
+            raise Mismatch("At 40 steps the jaxpr holds no `scan` or `while` equation: the loop was not staged.",
+                           "no scan or while", "a scan or while equation")
+        unrolls = [eqn.params.get("unroll", 1) for eqn in loops if eqn.primitive.name == "scan"]
+        if any(u is True or (not isinstance(u, bool) and isinstance(u, int) and u >= 40) for u in unrolls):
+            raise Mismatch("At 40 steps the scan unrolls the whole loop (`unroll=True` or 40 and more).",
+                           f"unroll={unrolls}", "a fixed unroll below 40")
+
+    yield "jax.make_jaxpr(lambda v: rolled(v, 40))(float32[3]): a scan or while equation, not fully unrolled", staged_loop
+
 
 @functools.partial(jax.jit, static_argnames="steps")
 def _unrolled(x, steps):
@@ -74,6 +101,12 @@ def counts(names, rng):
         ("lambda v: jnp.sin(v) * 2.0", lambda v: jnp.sin(v) * 2.0, (x,), 2),
         ("lambda v, w: jax.jit(jnp.cos)(v + w)", lambda v, w: jax.jit(jnp.cos)(v + w), (x, x), 3),
         ("the notebook's `unrolled` at 3 steps (one jit equation holding 9)", lambda v: _unrolled(v, 3), (x,), 10),
+        ("a `lax.scan` of 4 steps whose body is sin then * 2.0 (1 + 2)",
+         lambda v: lax.scan(lambda c, _: (jnp.sin(c) * 2.0, None), v, None, length=4)[0], (x,), 3),
+        ("a `lax.while_loop` whose cond holds 1 equation and whose body holds 2 (1 + 1 + 2)",
+         lambda v: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, v))[1], (x,), 4),
+        ("a `lax.cond` after 4 equations, its two branches holding 1 and 2 (5 + 1 + 2)",
+         lambda v: lax.cond(v[0] > 0.0, jnp.sin, lambda w: jnp.cos(w) * 2.0, v), (x,), 8),
     ]
     for text, fn, args, expected in cases:
         def run(fn=fn, args=args, expected=expected):
@@ -96,7 +129,8 @@ def quantised(names, rng):
     trees = [{"w": jnp.array([[0.26, -0.74], [1.6, 2.4]]), "b": [jnp.array([0.1, -0.3, 0.9])]}]
     trees += [{"a": jnp.asarray(rng.uniform(-3, 3, (2, 3)).astype(np.float32)),
                "c": (jnp.asarray(rng.uniform(-3, 3, 4).astype(np.float32)),)}]
-    for tree, scale in ((trees[0], 0.5), (trees[1], 0.25)):
+    trees += [[jnp.array([0.25, 0.75, -0.25, 1.25, -0.75], dtype=jnp.float32)]]  # exact halves of the scale
+    for tree, scale in ((trees[0], 0.5), (trees[1], 0.25), (trees[2], 0.5)):
         def run(tree=tree, scale=scale):
             got = names.function("quantise_jitted")(tree, scale)
             want = _quantise(tree, scale)
@@ -118,6 +152,19 @@ def quantised(names, rng):
                            str(primitives), "one jit equation, and no `round` outside it")
 
     yield "jax.make_jaxpr(quantise_jitted)(the first tree, 0.5)", one_call
+
+    def new_scale():
+        quantise_jitted = names.function("quantise_jitted")
+        tree = {"p": jnp.ones((3, 2), jnp.float32), "q": (jnp.arange(5.0, dtype=jnp.float32),)}
+        quantise_jitted(tree, 0.5)
+        with TraceCount() as watch:
+            for scale in (0.25, 2.0, 0.1):
+                quantise_jitted(tree, scale)
+        if watch.count:
+            raise Mismatch("A new `scale` traced again: `scale` should stay a runtime argument.", str(watch.names),
+                           "no trace")
+
+    yield "quantise_jitted on one tree at scale 0.5, then at 0.25, 2.0 and 0.1", new_scale
 
 
 def _many_short_turns(v):

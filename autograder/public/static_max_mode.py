@@ -38,11 +38,12 @@ def modes(names, rng):
                 yield text, run
 
 
-@public("errors", "a mode the notebook does not list is refused with ValueError by both functions",
+@public("errors", "a mode the notebook does not list (a typo, another word, None, a number) is refused with ValueError "
+        "by both functions",
         "Keep an `else: raise ValueError(...)` after the three modes; never fall back to a default.")
 def errors(names, rng):
     values = jnp.array([1.0, 2.0, 3.0])
-    for bad in ("typo", "Max", "min"):
+    for bad in ("typo", "Max", "min", None, 3):
         for label in ("choose_reduction", "choose"):
             def run(label=label, bad=bad):
                 fn = names.function(label)
@@ -105,6 +106,18 @@ def sorting(names, rng):
                                show(expected.astype(np.float32)))
 
         yield f"normalise_jitted({show(args[0])}, {args[1]!r}, {args[2]}, {args[3]:g}, {args[4]:g})", run
+
+    for args in cases[:2]:
+        def as_arrays(args=args):
+            got = names.function("normalise_jitted")(jnp.asarray(args[0]), args[1], args[2], jnp.float32(args[3]),
+                                                     jnp.float32(args[4]))
+            expected = _normalise(*args)
+            if not close(got, expected, rtol=1e-4, atol=1e-5):
+                raise Mismatch("With `eps` and `clip_at` as 0-d float32 arrays, `normalise_jitted` does not give "
+                               "`normalise`'s values.", show(got), show(expected.astype(np.float32)))
+
+        yield (f"normalise_jitted({show(args[0])}, {args[1]!r}, {args[2]}, jnp.float32({args[3]:g}), "
+               f"jnp.float32({args[4]:g})): eps and clip_at as 0-d float32 arrays"), as_arrays
 
     def no_retrace():
         fn = names.function("normalise_jitted")

@@ -17,7 +17,8 @@ from autograder.tools.repository import REPO_ROOT
 PUBLIC = Path(__file__).resolve().parents[1] / "public"
 #: The file's name beside each notebook (the notebooks' check cells import it).
 FILE_NAME = "selfcheck.py"
-_RUNNER_IMPORT = re.compile(r"\n?^from autograder\.public\.runner import [^\n]*\n", re.MULTILINE)
+#: The checks' import of the runner, on one line or in parentheses over several.
+_RUNNER_IMPORT = re.compile(r"\n?^from autograder\.public\.runner import (?:\([^)]*\)|[^\n]*)\n", re.MULTILINE)
 #: Imports the runner already made, left out of the checks in the joined file.
 _RUNNER_HAS = re.compile(r"^import numpy as np\n", re.MULTILINE)
 _HEADER = (

@@ -39,20 +39,28 @@ class Check:
 
     ``examples(names, rng)`` yields ``(text, run)`` pairs, smallest first: ``text`` says the input
     in plain words, ``run()`` raises :class:`Mismatch` (or any error) when the answer is wrong.
+    ``uses`` names the earlier parts whose functions the examples call: their public checks run
+    first, and while one of them fails this check is not run (see :data:`PARTS`).
     """
 
-    def __init__(self, part, title, hint, examples):
+    def __init__(self, part, title, hint, examples, uses=()):
         self.part, self.title, self.hint, self.examples = part, title, hint, examples
+        self.uses = tuple(uses)
 
 
 CHECKS = []
 
 
-def public(part, title, hint):
-    """Register a generator of examples as a public check of ``part``."""
+def public(part, title, hint, uses=()):
+    """Register a generator of examples as a public check of ``part``.
+
+    ``uses`` lists the earlier parts whose answers the examples call (say ``uses=("padding",)``
+    when the examples build their inputs with the student's ``pad_batch``): a mistake there is
+    reported there, and this check says it was not checked, instead of failing for it.
+    """
 
     def register(examples):
-        CHECKS.append(Check(part, title, hint, examples))
+        CHECKS.append(Check(part, title, hint, examples, uses))
         return examples
 
     return register
@@ -105,6 +113,23 @@ class TraceCount:
         return len(self.names)
 
 
+def op_by_op(fn, *args):
+    """``fn(*args)`` under ``jax.disable_jit()``: the code run as written, one operation at a time, so no
+    compiler rewrite can hide what the arithmetic does. Python numbers go in as the weakly typed arrays
+    jit would make of them. None for a function compiled ahead of time, which cannot run op by op."""
+    import jax
+    import jax.numpy as jnp
+
+    weak = [jnp.asarray(a) if type(a) in (bool, int, float) else a for a in args]
+    try:
+        with jax.disable_jit():
+            return fn(*weak)
+    except ValueError as error:
+        if "AOT path" in str(error):  # JAX: disable_jit "is not supported in the AOT path"
+            return None
+        raise
+
+
 def close(got, expected, rtol=1e-5, atol=1e-6):
     """Whether two numbers or arrays agree to float32 precision (shapes must match)."""
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
@@ -134,6 +159,8 @@ class Result:
             return [f"  PASS  {self.check.title}"]
         if self.status == "unfinished":
             return [f"  NOTE  Not finished in the time budget, so not judged: {self.check.title}"]
+        if self.status == "not checked":
+            return [f"  NOTE  Not checked: {self.check.title}", " " * 8 + self.problem]
         lines = [f"  FAIL  {self.check.title}"]
         values = (self.problem, self.example, self.got, self.expected, self.check.hint)
         for label, text in zip(_LABELS, values):
@@ -185,9 +212,44 @@ def _run_check(check, names, deadline):
     return Result(check, "pass")
 
 
+def _used(part):
+    """How a check that uses ``part`` names it: the student's functions there, and the part's name."""
+    functions, label = PARTS.get(part, ("", ""))
+    label = label or f'the part checked by self_check("{part}")'
+    return (f"your {functions}" if functions else label), label
+
+
+def _blocked(check, names, deadline, verdicts):
+    """Why ``check`` is not run (an earlier part it uses fails its own checks), or "" when it may run.
+
+    Each used part's checks run once per :func:`run`, its own uses first; ``verdicts`` keeps their
+    outcome ("pass", "fail" or "unfinished") for the other checks of the same run.
+    """
+    for part in check.uses:
+        if part not in verdicts:
+            verdicts[part] = "pass"  # a part that uses itself, however indirectly, is not run twice
+            outcome = "pass"
+            for earlier in (c for c in CHECKS if c.part == part):
+                why = _blocked(earlier, names, deadline, verdicts)
+                status = "fail" if why else _run_check(earlier, names, deadline).status
+                if status != "pass":
+                    outcome = status
+                    break
+            verdicts[part] = outcome
+        if verdicts[part] != "pass":
+            what, label = _used(part)
+            how = ("whose own self-check above fails" if verdicts[part] == "fail" else
+                   "whose own self-check did not finish in the time budget")
+            return (f"It uses {what}, {how}, so a failure here could be that part's mistake: "
+                    f"fix {label} first, then run this cell again.")
+    return ""
+
+
 def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     """Run the public checks of ``part`` on ``namespace`` (a notebook's globals); a :class:`Report`.
 
+    A check that uses earlier parts (``uses=`` in :func:`public`) runs only when their public checks
+    pass; otherwise it is reported as not checked, naming the earlier part to fix first.
     Nothing reaches stderr: warnings are silenced and what the checked code prints is kept aside.
     """
     checks = [check for check in CHECKS if check.part == part]
@@ -197,11 +259,18 @@ def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     names = Names(namespace)
     deadline = time.monotonic() + budget
     results = []
+    verdicts = {}
     kept = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
         warnings.filterwarnings("ignore")
         for check in checks:
             if time.monotonic() > deadline:
+                results.append(Result(check, "unfinished"))
+                continue
+            why = _blocked(check, names, deadline, verdicts)
+            if why:
+                results.append(Result(check, "not checked", problem=why))
+            elif time.monotonic() > deadline:
                 results.append(Result(check, "unfinished"))
             else:
                 results.append(_run_check(check, names, deadline))
@@ -223,11 +292,15 @@ def self_check(part, namespace=None):
 
 
 ASSIGNMENT = "?"
+#: Per part a check may use: ("the student's functions there, in words", "the part's name in the
+#: notebook"), as the "not checked" note says them. Each assignment's checks set their own.
+PARTS = {}
 
 
 """Public checks of cache_misses: the repairs compute what the slow originals computed and trace once
 per signature; `miss_cause` names the cause of the notebook's explanation texts, one cause each."""
 
+import jax
 import jax.numpy as jnp
 
 ASSIGNMENT = "cache_misses"
@@ -275,6 +348,54 @@ def repairs(names, rng):
         yield text, run
 
 
+def _op_by_op(fn, x, *args):
+    """``fn(x, *args)`` with every jit disabled, as the notebook says the graders call it: the numbers as
+    Python floats first, then, if that raises, as the weakly typed 0-d arrays jit would make of them;
+    None for a function compiled ahead of time, which cannot run op by op."""
+    try:
+        with jax.disable_jit():
+            return fn(x, *args)
+    except Exception as error:
+        if "AOT path" in str(error):  # compiled ahead of time: it cannot run op by op
+            return None
+        if not any(isinstance(a, float) for a in args):
+            raise
+        weak = [jnp.asarray(a) if isinstance(a, float) else a for a in args]
+        with jax.disable_jit():
+            return fn(x, *weak)
+
+
+@public("repairs", "with every jit disabled (`jax.disable_jit()`), and for `x` of other shapes, the repairs still "
+        "give the slow originals' results",
+        "Write each repair so that it also runs op by op: the same code, without relying on `jit` to convert your "
+        "arguments; `scaled_norm` takes an array of any shape.")
+def repairs_op_by_op(names, rng):
+    x = np.array([3.0, -4.0, 0.0], dtype=np.float32)
+    grid = np.array([[1.0, -2.0, 2.0], [0.5, 0.0, -1.5]], dtype=np.float32)
+    pulse = np.array([0.0, 0.0, 9.0, 0.0, 0.0], dtype=np.float32)
+    cases = [
+        (f"scaled_norm({show(grid)}, 2.0): a 2-D x", "scaled_norm", (grid, 2.0), _norm(grid, 2.0), False),
+        (f"clipped_mean({show(grid)}, 0.5, 0.5): low == high", "clipped_mean", (grid, 0.5, 0.5),
+         _clipped(grid, 0.5, 0.5), False),
+        (f"scaled_norm({show(x)}, 2.0) under jax.disable_jit()", "scaled_norm", (x, 2.0), _norm(x, 2.0), True),
+        (f"smooth({show(pulse)}, 2) under jax.disable_jit()", "smooth", (pulse, 2), _smoothed(pulse, 2), True),
+        (f"clipped_mean({show(x)}, -1.0, 1.0) under jax.disable_jit()", "clipped_mean", (x, -1.0, 1.0),
+         _clipped(x, -1.0, 1.0), True),
+    ]
+    for text, name, args, expected, eager in cases:
+        def run(name=name, args=args, expected=expected, eager=eager):
+            fn = names.function(name)
+            got = _op_by_op(fn, jnp.asarray(args[0]), *args[1:]) if eager else fn(jnp.asarray(args[0]), *args[1:])
+            if got is None:  # compiled ahead of time: its compiled results are checked above
+                return
+            if not close(got, expected):
+                raise Mismatch(f"`{name}` does not give the slow original's result"
+                               + (" with every jit disabled." if eager else "."), show(got),
+                               show(np.float32(expected)) if np.ndim(expected) == 0 else show(expected.astype(np.float32)))
+
+        yield text, run
+
+
 @public("traces", "calls at a signature already met do not trace again, whatever the values",
         "A `jax.jit` made inside the function is a new function on every call: make it once, outside.")
 def traces(names, rng):
@@ -312,6 +433,12 @@ def _explanations(rng):
     yield _HEAD + _KEY + "  cache miss explanation unavailable", "new static value"
     yield (_HEAD + _KEY + "  different input pytree:\n  * at input path [0], now tuple of length 1 and before tuple "
            "of length 2, so the lengths do not match", "new structure")
+    yield (_HEAD + _KEY + "  different input types:\n  * at s, now i32[]{weak_type=True} and before "
+           "f32[]{weak_type=False}" + _WEAK, "new dtype")
+    yield (_HEAD + _KEY + "  different input types:\n  * at s, now f32[]{weak_type=False} and before "
+           "f32[]{weak_type=True}" + _WEAK + "\n  * at x, now f32[7] and before f32[3]", "weak type")
+    yield (_HEAD + _KEY + "  different input pytree:\n  * at input path [0], now f32[3] and before i32[5]",
+           "new structure")
     for _ in range(3):
         now, before = (int(n) for n in rng.choice(np.arange(2, 40), size=2, replace=False))
         name = str(rng.choice(["x", "values", "v"]))

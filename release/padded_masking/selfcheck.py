@@ -39,20 +39,28 @@ class Check:
 
     ``examples(names, rng)`` yields ``(text, run)`` pairs, smallest first: ``text`` says the input
     in plain words, ``run()`` raises :class:`Mismatch` (or any error) when the answer is wrong.
+    ``uses`` names the earlier parts whose functions the examples call: their public checks run
+    first, and while one of them fails this check is not run (see :data:`PARTS`).
     """
 
-    def __init__(self, part, title, hint, examples):
+    def __init__(self, part, title, hint, examples, uses=()):
         self.part, self.title, self.hint, self.examples = part, title, hint, examples
+        self.uses = tuple(uses)
 
 
 CHECKS = []
 
 
-def public(part, title, hint):
-    """Register a generator of examples as a public check of ``part``."""
+def public(part, title, hint, uses=()):
+    """Register a generator of examples as a public check of ``part``.
+
+    ``uses`` lists the earlier parts whose answers the examples call (say ``uses=("padding",)``
+    when the examples build their inputs with the student's ``pad_batch``): a mistake there is
+    reported there, and this check says it was not checked, instead of failing for it.
+    """
 
     def register(examples):
-        CHECKS.append(Check(part, title, hint, examples))
+        CHECKS.append(Check(part, title, hint, examples, uses))
         return examples
 
     return register
@@ -105,6 +113,23 @@ class TraceCount:
         return len(self.names)
 
 
+def op_by_op(fn, *args):
+    """``fn(*args)`` under ``jax.disable_jit()``: the code run as written, one operation at a time, so no
+    compiler rewrite can hide what the arithmetic does. Python numbers go in as the weakly typed arrays
+    jit would make of them. None for a function compiled ahead of time, which cannot run op by op."""
+    import jax
+    import jax.numpy as jnp
+
+    weak = [jnp.asarray(a) if type(a) in (bool, int, float) else a for a in args]
+    try:
+        with jax.disable_jit():
+            return fn(*weak)
+    except ValueError as error:
+        if "AOT path" in str(error):  # JAX: disable_jit "is not supported in the AOT path"
+            return None
+        raise
+
+
 def close(got, expected, rtol=1e-5, atol=1e-6):
     """Whether two numbers or arrays agree to float32 precision (shapes must match)."""
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
@@ -134,6 +159,8 @@ class Result:
             return [f"  PASS  {self.check.title}"]
         if self.status == "unfinished":
             return [f"  NOTE  Not finished in the time budget, so not judged: {self.check.title}"]
+        if self.status == "not checked":
+            return [f"  NOTE  Not checked: {self.check.title}", " " * 8 + self.problem]
         lines = [f"  FAIL  {self.check.title}"]
         values = (self.problem, self.example, self.got, self.expected, self.check.hint)
         for label, text in zip(_LABELS, values):
@@ -185,9 +212,44 @@ def _run_check(check, names, deadline):
     return Result(check, "pass")
 
 
+def _used(part):
+    """How a check that uses ``part`` names it: the student's functions there, and the part's name."""
+    functions, label = PARTS.get(part, ("", ""))
+    label = label or f'the part checked by self_check("{part}")'
+    return (f"your {functions}" if functions else label), label
+
+
+def _blocked(check, names, deadline, verdicts):
+    """Why ``check`` is not run (an earlier part it uses fails its own checks), or "" when it may run.
+
+    Each used part's checks run once per :func:`run`, its own uses first; ``verdicts`` keeps their
+    outcome ("pass", "fail" or "unfinished") for the other checks of the same run.
+    """
+    for part in check.uses:
+        if part not in verdicts:
+            verdicts[part] = "pass"  # a part that uses itself, however indirectly, is not run twice
+            outcome = "pass"
+            for earlier in (c for c in CHECKS if c.part == part):
+                why = _blocked(earlier, names, deadline, verdicts)
+                status = "fail" if why else _run_check(earlier, names, deadline).status
+                if status != "pass":
+                    outcome = status
+                    break
+            verdicts[part] = outcome
+        if verdicts[part] != "pass":
+            what, label = _used(part)
+            how = ("whose own self-check above fails" if verdicts[part] == "fail" else
+                   "whose own self-check did not finish in the time budget")
+            return (f"It uses {what}, {how}, so a failure here could be that part's mistake: "
+                    f"fix {label} first, then run this cell again.")
+    return ""
+
+
 def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     """Run the public checks of ``part`` on ``namespace`` (a notebook's globals); a :class:`Report`.
 
+    A check that uses earlier parts (``uses=`` in :func:`public`) runs only when their public checks
+    pass; otherwise it is reported as not checked, naming the earlier part to fix first.
     Nothing reaches stderr: warnings are silenced and what the checked code prints is kept aside.
     """
     checks = [check for check in CHECKS if check.part == part]
@@ -197,11 +259,18 @@ def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     names = Names(namespace)
     deadline = time.monotonic() + budget
     results = []
+    verdicts = {}
     kept = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
         warnings.filterwarnings("ignore")
         for check in checks:
             if time.monotonic() > deadline:
+                results.append(Result(check, "unfinished"))
+                continue
+            why = _blocked(check, names, deadline, verdicts)
+            if why:
+                results.append(Result(check, "not checked", problem=why))
+            elif time.monotonic() > deadline:
                 results.append(Result(check, "unfinished"))
             else:
                 results.append(_run_check(check, names, deadline))
@@ -223,19 +292,25 @@ def self_check(part, namespace=None):
 
 
 ASSIGNMENT = "?"
+#: Per part a check may use: ("the student's functions there, in words", "the part's name in the
+#: notebook"), as the "not checked" note says them. Each assignment's checks set their own.
+PARTS = {}
 
 
 """Public checks of padded_masking: the padded layout, the masked objective, one trace, the gradient."""
 
+import jax
 import jax.numpy as jnp
 
 ASSIGNMENT = "padded_masking"
+PARTS.update({"padding": ("`pad_batch`", "Part A")})
 
 
 @public("padding", "`pad_batch` puts the values first in a float32 batch of `size` rows, with a mask of the real rows",
         "Build a float32 array of `size` rows, copy the values to the front, and mark `arange(size) < len(values)`.")
 def layout(names, rng):
     cases = [([1, 2, 3], 4), (np.arange(5, dtype=np.float32) + 0.5, 8), (np.ones(4, dtype=np.float32), 4)]
+    cases += [([], 4), (np.array([1.0, np.nan, 3.0], dtype=np.float32), 5), (jnp.array([2.0, -1.0]), 3)]
     cases += [(rng.uniform(-5, 5, n).astype(np.float32), int(n + rng.integers(0, 4))) for n in (2, 6)]
     for values, size in cases:
         def run(values=values, size=size):
@@ -252,7 +327,13 @@ def layout(names, rng):
             if np.asarray(mask).tolist() != expected:
                 raise Mismatch("The mask should mark exactly the real rows.", show(mask), str(expected))
 
-        yield f"pad_batch({show(np.asarray(values))}, {size})", run
+        if isinstance(values, list):
+            shown = f"the list {values}" + (" (an empty batch: all padding)" if not values else "")
+        elif isinstance(values, jax.Array):
+            shown = f"the JAX array {show(values)}"
+        else:
+            shown = show(values) + (" (a real row may hold nan)" if np.isnan(values).any() else "")
+        yield f"pad_batch({shown}, {size})", run
 
     def too_long():
         try:
@@ -274,7 +355,8 @@ def _batches(rng):
 
 
 @public("objective", "`masked_score` of a padded batch equals the unpadded sum of (v + 1)**2, whatever the padding holds",
-        "Compute every row's term, then keep only the marked terms with `jnp.where(mask, term, 0.0)` before summing.")
+        "Compute every row's term, then keep only the marked terms with `jnp.where(mask, term, 0.0)` before summing.",
+        uses=("padding",))
 def objective(names, rng):
     for batch, size in _batches(rng):
         for junk in (None, np.nan, np.inf, -1e30):
@@ -291,8 +373,48 @@ def objective(names, rng):
             yield f"batch {batch} padded to {size}, padded rows {where}", run
 
 
+_NAN, _INF = float("nan"), float("inf")
+#: (values, mask, what the notebook says of it): masks that are not a prefix, or mark nothing.
+_ANY_MASK = (
+    ([1.0, 2.0, 3.0, 4.0], [False, True, False, True], "a mask that is not a prefix"),
+    ([_NAN, 2.0, _INF, 0.5, -1e30], [False, True, False, True, False], "a mask that is not a prefix, nan, inf and -1e30 "
+                                                                         "in the unmarked rows"),
+    ([3.0, _NAN, 1.0], [False, False, False], "a mask that marks no row, nan in an unmarked row"),
+    ([1.0, _NAN, 2.0, 0.0], [True, True, False, False], "a marked row that holds nan (a real row: the sum is nan)"),
+)
+
+
+def _objective(values, mask):
+    wide = np.asarray(values, dtype=np.float64)[np.asarray(mask)]
+    return float(np.sum((wide + 1.0) ** 2))
+
+
+@public("objective", "`masked_score` honours any mask (not only a prefix, or none), compiled and under "
+        "`jax.disable_jit()`",
+        "Select with `jnp.where(mask, (values + 1.0) ** 2, 0.0)`: do not count the `True` rows, slice, or multiply by "
+        "the mask (under `jax.disable_jit()` a product with a padded `nan` or `inf` is `nan`).")
+def any_mask(names, rng):
+    for values, mask, what in _ANY_MASK:
+        for eager in (False, True):
+            def run(values=values, mask=mask, eager=eager):
+                args = jnp.asarray(values, dtype=jnp.float32), jnp.asarray(mask)
+                got = names.function("masked_score")(*args)
+                if eager:  # a function compiled ahead of time cannot run op by op: its compiled result stands
+                    got = op_by_op(names.function("masked_score"), *args)
+                    if got is None:
+                        return
+                expected = _objective(values, mask)
+                if not close(got, expected):
+                    raise Mismatch("`masked_score` does not give the sum over the marked rows only"
+                                   + (" when run op by op, under `jax.disable_jit()`." if eager else "."),
+                                   show(got), repr(expected))
+
+            how = " under jax.disable_jit()" if eager else ""
+            yield f"masked_score(float32{values}, {mask}){how}: {what}", run
+
+
 @public("traces", "batches of different lengths, padded to one size, share one trace of `masked_score`",
-        "Pad every batch to the same size first; `masked_score`'s shapes then never change.")
+        "Pad every batch to the same size first; `masked_score`'s shapes then never change.", uses=("padding",))
 def one_trace(names, rng):
     def run():
         lengths = (1, 6, 11, 12)
@@ -306,22 +428,45 @@ def one_trace(names, rng):
     yield "lengths 1, 6, 11 and 12, each padded to 12, then masked_score on each", run
 
 
-@public("gradient", "`loss_and_slope` gives the unpadded loss and its slope in t, whatever the padding holds",
+@public("gradient", "`loss_and_slope` gives the unpadded loss and its slope in t, whatever the padding holds, for "
+        "any mask, compiled and under `jax.disable_jit()`",
         "Clean the padded rows with `jnp.where` before the `log`, and select again after it: "
         "`where` picks values, but the gradient flows through both branches.")
 def gradient(names, rng):
+    def check(real, t, values, mask, eager=False):
+        args = jnp.float32(t), jnp.asarray(values, dtype=jnp.float32), jnp.asarray(mask)
+        value, slope = names.function("loss_and_slope")(*args)
+        if eager:  # a function compiled ahead of time cannot run op by op: its compiled result stands
+            both = op_by_op(names.function("loss_and_slope"), *args)
+            if both is None:
+                return
+            value, slope = both
+        logs = np.log(np.asarray(real, dtype=np.float64))
+        expected = (float(np.mean((logs - t) ** 2)), float(-2.0 * np.mean(logs - t)))
+        if not (close(value, expected[0]) and close(slope, expected[1])):
+            raise Mismatch("The loss or its slope is not the unpadded one"
+                           + (" when run op by op, under `jax.disable_jit()`." if eager else "."),
+                           f"loss {show(value)}, slope {show(slope)}", f"loss {expected[0]!r}, slope {expected[1]!r}")
+
     cases = [(np.array([1.0, np.e, np.e ** 2], dtype=np.float32), 0.5, 8)]
     cases += [(rng.uniform(0.5, 4.0, 5).astype(np.float32), float(rng.uniform(-1, 1)), 8)]
     for real, t, size in cases:
-        for junk in (0.0, np.nan, -1.0):
+        for junk in (0.0, np.nan, -1.0, np.inf, -np.inf, 1e30, -1e30):
             def run(real=real, t=t, size=size, junk=junk):
-                values = jnp.asarray(np.concatenate([real, np.full(size - len(real), junk, dtype=np.float32)]))
-                mask = jnp.asarray(np.arange(size) < len(real))
-                value, slope = names.function("loss_and_slope")(jnp.float32(t), values, mask)
-                logs = np.log(real.astype(np.float64))
-                expected = (float(np.mean((logs - t) ** 2)), float(-2.0 * np.mean(logs - t)))
-                if not (close(value, expected[0]) and close(slope, expected[1])):
-                    raise Mismatch("The loss or its slope is not the unpadded one.",
-                                   f"loss {show(value)}, slope {show(slope)}", f"loss {expected[0]!r}, slope {expected[1]!r}")
+                values = np.concatenate([real, np.full(size - len(real), junk, dtype=np.float32)])
+                check(real, t, values, np.arange(size) < len(real))
 
             yield f"t = {t:g}, real rows {show(real)} padded to {size} with {junk}", run
+
+    scattered = np.array([np.nan, 2.0, np.inf, 0.5, -1e30], dtype=np.float32)
+    spread = [False, True, False, True, False]
+    everything = np.array([0.25, 1.0, 4.0], dtype=np.float32)
+    for eager in (False, True):
+        how = ", under jax.disable_jit()" if eager else ""
+        yield (f"t = -1, values {show(scattered)} with the mask {spread} (real rows not a prefix){how}",
+               lambda eager=eager: check(scattered[[1, 3]], -1.0, scattered, spread, eager))
+        yield (f"t = 2, values {show(everything)}, every row real (a batch of another size){how}",
+               lambda eager=eager: check(everything, 2.0, everything, [True] * 3, eager))
+    padded = np.array([2.0, 3.0, np.nan, -np.inf, 1e30, 0.0], dtype=np.float32)
+    yield (f"t = 0.5, values {show(padded)} with the first 2 rows real, under jax.disable_jit()",
+           lambda: check(padded[:2], 0.5, padded, np.arange(6) < 2, eager=True))

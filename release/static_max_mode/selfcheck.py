@@ -39,20 +39,28 @@ class Check:
 
     ``examples(names, rng)`` yields ``(text, run)`` pairs, smallest first: ``text`` says the input
     in plain words, ``run()`` raises :class:`Mismatch` (or any error) when the answer is wrong.
+    ``uses`` names the earlier parts whose functions the examples call: their public checks run
+    first, and while one of them fails this check is not run (see :data:`PARTS`).
     """
 
-    def __init__(self, part, title, hint, examples):
+    def __init__(self, part, title, hint, examples, uses=()):
         self.part, self.title, self.hint, self.examples = part, title, hint, examples
+        self.uses = tuple(uses)
 
 
 CHECKS = []
 
 
-def public(part, title, hint):
-    """Register a generator of examples as a public check of ``part``."""
+def public(part, title, hint, uses=()):
+    """Register a generator of examples as a public check of ``part``.
+
+    ``uses`` lists the earlier parts whose answers the examples call (say ``uses=("padding",)``
+    when the examples build their inputs with the student's ``pad_batch``): a mistake there is
+    reported there, and this check says it was not checked, instead of failing for it.
+    """
 
     def register(examples):
-        CHECKS.append(Check(part, title, hint, examples))
+        CHECKS.append(Check(part, title, hint, examples, uses))
         return examples
 
     return register
@@ -105,6 +113,23 @@ class TraceCount:
         return len(self.names)
 
 
+def op_by_op(fn, *args):
+    """``fn(*args)`` under ``jax.disable_jit()``: the code run as written, one operation at a time, so no
+    compiler rewrite can hide what the arithmetic does. Python numbers go in as the weakly typed arrays
+    jit would make of them. None for a function compiled ahead of time, which cannot run op by op."""
+    import jax
+    import jax.numpy as jnp
+
+    weak = [jnp.asarray(a) if type(a) in (bool, int, float) else a for a in args]
+    try:
+        with jax.disable_jit():
+            return fn(*weak)
+    except ValueError as error:
+        if "AOT path" in str(error):  # JAX: disable_jit "is not supported in the AOT path"
+            return None
+        raise
+
+
 def close(got, expected, rtol=1e-5, atol=1e-6):
     """Whether two numbers or arrays agree to float32 precision (shapes must match)."""
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
@@ -134,6 +159,8 @@ class Result:
             return [f"  PASS  {self.check.title}"]
         if self.status == "unfinished":
             return [f"  NOTE  Not finished in the time budget, so not judged: {self.check.title}"]
+        if self.status == "not checked":
+            return [f"  NOTE  Not checked: {self.check.title}", " " * 8 + self.problem]
         lines = [f"  FAIL  {self.check.title}"]
         values = (self.problem, self.example, self.got, self.expected, self.check.hint)
         for label, text in zip(_LABELS, values):
@@ -185,9 +212,44 @@ def _run_check(check, names, deadline):
     return Result(check, "pass")
 
 
+def _used(part):
+    """How a check that uses ``part`` names it: the student's functions there, and the part's name."""
+    functions, label = PARTS.get(part, ("", ""))
+    label = label or f'the part checked by self_check("{part}")'
+    return (f"your {functions}" if functions else label), label
+
+
+def _blocked(check, names, deadline, verdicts):
+    """Why ``check`` is not run (an earlier part it uses fails its own checks), or "" when it may run.
+
+    Each used part's checks run once per :func:`run`, its own uses first; ``verdicts`` keeps their
+    outcome ("pass", "fail" or "unfinished") for the other checks of the same run.
+    """
+    for part in check.uses:
+        if part not in verdicts:
+            verdicts[part] = "pass"  # a part that uses itself, however indirectly, is not run twice
+            outcome = "pass"
+            for earlier in (c for c in CHECKS if c.part == part):
+                why = _blocked(earlier, names, deadline, verdicts)
+                status = "fail" if why else _run_check(earlier, names, deadline).status
+                if status != "pass":
+                    outcome = status
+                    break
+            verdicts[part] = outcome
+        if verdicts[part] != "pass":
+            what, label = _used(part)
+            how = ("whose own self-check above fails" if verdicts[part] == "fail" else
+                   "whose own self-check did not finish in the time budget")
+            return (f"It uses {what}, {how}, so a failure here could be that part's mistake: "
+                    f"fix {label} first, then run this cell again.")
+    return ""
+
+
 def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     """Run the public checks of ``part`` on ``namespace`` (a notebook's globals); a :class:`Report`.
 
+    A check that uses earlier parts (``uses=`` in :func:`public`) runs only when their public checks
+    pass; otherwise it is reported as not checked, naming the earlier part to fix first.
     Nothing reaches stderr: warnings are silenced and what the checked code prints is kept aside.
     """
     checks = [check for check in CHECKS if check.part == part]
@@ -197,11 +259,18 @@ def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     names = Names(namespace)
     deadline = time.monotonic() + budget
     results = []
+    verdicts = {}
     kept = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
         warnings.filterwarnings("ignore")
         for check in checks:
             if time.monotonic() > deadline:
+                results.append(Result(check, "unfinished"))
+                continue
+            why = _blocked(check, names, deadline, verdicts)
+            if why:
+                results.append(Result(check, "not checked", problem=why))
+            elif time.monotonic() > deadline:
                 results.append(Result(check, "unfinished"))
             else:
                 results.append(_run_check(check, names, deadline))
@@ -223,6 +292,9 @@ def self_check(part, namespace=None):
 
 
 ASSIGNMENT = "?"
+#: Per part a check may use: ("the student's functions there, in words", "the part's name in the
+#: notebook"), as the "not checked" note says them. Each assignment's checks set their own.
+PARTS = {}
 
 
 """Public checks of static_max_mode: the notebook's tables of modes, errors and static arguments."""
@@ -262,11 +334,12 @@ def modes(names, rng):
                 yield text, run
 
 
-@public("errors", "a mode the notebook does not list is refused with ValueError by both functions",
+@public("errors", "a mode the notebook does not list (a typo, another word, None, a number) is refused with ValueError "
+        "by both functions",
         "Keep an `else: raise ValueError(...)` after the three modes; never fall back to a default.")
 def errors(names, rng):
     values = jnp.array([1.0, 2.0, 3.0])
-    for bad in ("typo", "Max", "min"):
+    for bad in ("typo", "Max", "min", None, 3):
         for label in ("choose_reduction", "choose"):
             def run(label=label, bad=bad):
                 fn = names.function(label)
@@ -329,6 +402,18 @@ def sorting(names, rng):
                                show(expected.astype(np.float32)))
 
         yield f"normalise_jitted({show(args[0])}, {args[1]!r}, {args[2]}, {args[3]:g}, {args[4]:g})", run
+
+    for args in cases[:2]:
+        def as_arrays(args=args):
+            got = names.function("normalise_jitted")(jnp.asarray(args[0]), args[1], args[2], jnp.float32(args[3]),
+                                                     jnp.float32(args[4]))
+            expected = _normalise(*args)
+            if not close(got, expected, rtol=1e-4, atol=1e-5):
+                raise Mismatch("With `eps` and `clip_at` as 0-d float32 arrays, `normalise_jitted` does not give "
+                               "`normalise`'s values.", show(got), show(expected.astype(np.float32)))
+
+        yield (f"normalise_jitted({show(args[0])}, {args[1]!r}, {args[2]}, jnp.float32({args[3]:g}), "
+               f"jnp.float32({args[4]:g})): eps and clip_at as 0-d float32 arrays"), as_arrays
 
     def no_retrace():
         fn = names.function("normalise_jitted")

@@ -39,20 +39,28 @@ class Check:
 
     ``examples(names, rng)`` yields ``(text, run)`` pairs, smallest first: ``text`` says the input
     in plain words, ``run()`` raises :class:`Mismatch` (or any error) when the answer is wrong.
+    ``uses`` names the earlier parts whose functions the examples call: their public checks run
+    first, and while one of them fails this check is not run (see :data:`PARTS`).
     """
 
-    def __init__(self, part, title, hint, examples):
+    def __init__(self, part, title, hint, examples, uses=()):
         self.part, self.title, self.hint, self.examples = part, title, hint, examples
+        self.uses = tuple(uses)
 
 
 CHECKS = []
 
 
-def public(part, title, hint):
-    """Register a generator of examples as a public check of ``part``."""
+def public(part, title, hint, uses=()):
+    """Register a generator of examples as a public check of ``part``.
+
+    ``uses`` lists the earlier parts whose answers the examples call (say ``uses=("padding",)``
+    when the examples build their inputs with the student's ``pad_batch``): a mistake there is
+    reported there, and this check says it was not checked, instead of failing for it.
+    """
 
     def register(examples):
-        CHECKS.append(Check(part, title, hint, examples))
+        CHECKS.append(Check(part, title, hint, examples, uses))
         return examples
 
     return register
@@ -105,6 +113,23 @@ class TraceCount:
         return len(self.names)
 
 
+def op_by_op(fn, *args):
+    """``fn(*args)`` under ``jax.disable_jit()``: the code run as written, one operation at a time, so no
+    compiler rewrite can hide what the arithmetic does. Python numbers go in as the weakly typed arrays
+    jit would make of them. None for a function compiled ahead of time, which cannot run op by op."""
+    import jax
+    import jax.numpy as jnp
+
+    weak = [jnp.asarray(a) if type(a) in (bool, int, float) else a for a in args]
+    try:
+        with jax.disable_jit():
+            return fn(*weak)
+    except ValueError as error:
+        if "AOT path" in str(error):  # JAX: disable_jit "is not supported in the AOT path"
+            return None
+        raise
+
+
 def close(got, expected, rtol=1e-5, atol=1e-6):
     """Whether two numbers or arrays agree to float32 precision (shapes must match)."""
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
@@ -134,6 +159,8 @@ class Result:
             return [f"  PASS  {self.check.title}"]
         if self.status == "unfinished":
             return [f"  NOTE  Not finished in the time budget, so not judged: {self.check.title}"]
+        if self.status == "not checked":
+            return [f"  NOTE  Not checked: {self.check.title}", " " * 8 + self.problem]
         lines = [f"  FAIL  {self.check.title}"]
         values = (self.problem, self.example, self.got, self.expected, self.check.hint)
         for label, text in zip(_LABELS, values):
@@ -185,9 +212,44 @@ def _run_check(check, names, deadline):
     return Result(check, "pass")
 
 
+def _used(part):
+    """How a check that uses ``part`` names it: the student's functions there, and the part's name."""
+    functions, label = PARTS.get(part, ("", ""))
+    label = label or f'the part checked by self_check("{part}")'
+    return (f"your {functions}" if functions else label), label
+
+
+def _blocked(check, names, deadline, verdicts):
+    """Why ``check`` is not run (an earlier part it uses fails its own checks), or "" when it may run.
+
+    Each used part's checks run once per :func:`run`, its own uses first; ``verdicts`` keeps their
+    outcome ("pass", "fail" or "unfinished") for the other checks of the same run.
+    """
+    for part in check.uses:
+        if part not in verdicts:
+            verdicts[part] = "pass"  # a part that uses itself, however indirectly, is not run twice
+            outcome = "pass"
+            for earlier in (c for c in CHECKS if c.part == part):
+                why = _blocked(earlier, names, deadline, verdicts)
+                status = "fail" if why else _run_check(earlier, names, deadline).status
+                if status != "pass":
+                    outcome = status
+                    break
+            verdicts[part] = outcome
+        if verdicts[part] != "pass":
+            what, label = _used(part)
+            how = ("whose own self-check above fails" if verdicts[part] == "fail" else
+                   "whose own self-check did not finish in the time budget")
+            return (f"It uses {what}, {how}, so a failure here could be that part's mistake: "
+                    f"fix {label} first, then run this cell again.")
+    return ""
+
+
 def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     """Run the public checks of ``part`` on ``namespace`` (a notebook's globals); a :class:`Report`.
 
+    A check that uses earlier parts (``uses=`` in :func:`public`) runs only when their public checks
+    pass; otherwise it is reported as not checked, naming the earlier part to fix first.
     Nothing reaches stderr: warnings are silenced and what the checked code prints is kept aside.
     """
     checks = [check for check in CHECKS if check.part == part]
@@ -197,11 +259,18 @@ def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     names = Names(namespace)
     deadline = time.monotonic() + budget
     results = []
+    verdicts = {}
     kept = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
         warnings.filterwarnings("ignore")
         for check in checks:
             if time.monotonic() > deadline:
+                results.append(Result(check, "unfinished"))
+                continue
+            why = _blocked(check, names, deadline, verdicts)
+            if why:
+                results.append(Result(check, "not checked", problem=why))
+            elif time.monotonic() > deadline:
                 results.append(Result(check, "unfinished"))
             else:
                 results.append(_run_check(check, names, deadline))
@@ -223,6 +292,9 @@ def self_check(part, namespace=None):
 
 
 ASSIGNMENT = "?"
+#: Per part a check may use: ("the student's functions there, in words", "the part's name in the
+#: notebook"), as the "not checked" note says them. Each assignment's checks set their own.
+PARTS = {}
 
 
 """Public checks of host_sync: one SGD step, the two trainers' reads, a dynamic lr, the ledger, diagnose."""
@@ -231,6 +303,8 @@ import jax
 import jax.numpy as jnp
 
 ASSIGNMENT = "host_sync"
+PARTS.update({"step": ("`sgd_step`", "Part A"),
+              "reads": ("`train_reading_every_step` and `train_reading_once`", "Part B")})
 
 
 def _step(theta, x, y, lr):
@@ -262,6 +336,56 @@ def step(names, rng):
         yield f"sgd_step({', '.join(show(np.asarray(a, dtype=np.float32)) for a in (theta, x, y))}, {lr})", run
 
 
+@public("step", "`sgd_step` is jitted: one call of it is one jitted program, nothing outside it",
+        "Put `@jax.jit` on the whole step (loss, gradient and update), or call one such jitted function from it.")
+def jitted(names, rng):
+    def run():
+        sgd_step = names.function("sgd_step")
+        theta, x, y = jnp.zeros(3), jnp.ones((4, 3)), jnp.ones(4)
+        staged = jax.make_jaxpr(lambda t, a, b: sgd_step(t, a, b, 0.1))(theta, x, y)
+        kinds = [eqn.primitive.name for eqn in staged.jaxpr.eqns]
+        programs = [k for k in kinds if k in ("jit", "pjit")]
+        outside = [k for k in kinds if k not in ("jit", "pjit", "convert_element_type")]
+        if not programs:
+            raise Mismatch("`sgd_step` is not jitted: each of its operations runs on its own.",
+                           f"operations {kinds}", "one jit equation")
+        if outside or len(programs) > 1:
+            raise Mismatch("`sgd_step` is not one jitted program: part of it runs outside its jit, or it makes "
+                           "several jitted calls.", f"operations {kinds}", "one jit equation, nothing outside it")
+
+    yield "jax.make_jaxpr(lambda t, x, y: sgd_step(t, x, y, 0.1))(float32[3], float32[4, 3], float32[4])", run
+
+
+@jax.jit
+def _known_good_step(theta, x, y, lr):
+    """A right `sgd_step`: the reads are checked with it in place of the notebook's, as the graders do."""
+
+    def loss(t):
+        return jnp.mean((x @ t - y) ** 2)
+
+    value, grad = jax.value_and_grad(loss)(theta)
+    return theta - lr * grad, value
+
+
+class _KnownGoodStep:
+    """Inside ``with``: the notebook's `sgd_step` is a right step of the check's own (put back after)."""
+
+    def __init__(self, names):
+        self.namespace = names._namespace
+
+    def __enter__(self):
+        self.had, self.own = "sgd_step" in self.namespace, self.namespace.get("sgd_step")
+        self.namespace["sgd_step"] = _known_good_step
+        return self
+
+    def __exit__(self, *exc_info):
+        if self.had:
+            self.namespace["sgd_step"] = self.own
+        else:
+            self.namespace.pop("sgd_step", None)
+        return False
+
+
 class _CountingRead:
     """The notebook's `CountingRead`: a host value (float for a scalar) and a count of the calls."""
 
@@ -279,15 +403,17 @@ def _batches(seed, steps=5):
     return [(draw(-1, 1, (4, 3)).astype(np.float32), draw(-1, 1, 4).astype(np.float32)) for _ in range(steps)]
 
 
-@public("reads", "both trainers give the same losses, a list of floats, reading once a step and once in all",
+@public("reads", "both trainers give the same losses, a list of floats, reading once a step and once in all "
+        "(run with a right `sgd_step` of the check's own, so Part A's mistakes stay in Part A)",
         "Keep each step's loss on the device; `train_reading_once` reads them all with one `read(jnp.stack(...))`.")
 def reads(names, rng):
     for steps in (1, 5):
         def run(steps=steps):
             batches = _batches(0, steps)
             every, once = _CountingRead(), _CountingRead()
-            theta_a, losses_a = names.function("train_reading_every_step")(jnp.zeros(3), batches, 0.1, every)
-            theta_b, losses_b = names.function("train_reading_once")(jnp.zeros(3), batches, 0.1, once)
+            with _KnownGoodStep(names):
+                theta_a, losses_a = names.function("train_reading_every_step")(jnp.zeros(3), batches, 0.1, every)
+                theta_b, losses_b = names.function("train_reading_once")(jnp.zeros(3), batches, 0.1, once)
             for label, losses in (("train_reading_every_step", losses_a), ("train_reading_once", losses_b)):
                 if not (isinstance(losses, list) and len(losses) == steps and all(type(v) is float for v in losses)):
                     raise Mismatch(f"`{label}` should return a list of {steps} Python floats.", show(losses))
@@ -304,11 +430,99 @@ def reads(names, rng):
         yield f"both trainers from theta = zeros(3), lr 0.1, {steps} batch(es) of float32[4, 3] and float32[4]", run
 
 
+def _placeholder_read(value):
+    """`read` in a run where the values are not known yet: zeros of the value's shape."""
+    if isinstance(value, (list, tuple)):
+        return np.zeros(len(value), np.float32)
+    return 0.0 if np.shape(value) == () else np.zeros(np.shape(value), np.float32)
+
+
+#: Conversions a tracer does not refuse, in the words of the notebook's list of hidden waits.
+_WAITS = {"__format__": "an f-string or `format`", "__str__": "`print`/`str`", "__repr__": "`print`/`repr`",
+          "__array__": "`jax.device_get`/`np.asarray`", "block_until_ready": "`.block_until_ready()`"}
+
+
+class _Waits:
+    """Inside ``with``: the conversions of a device array the trainer makes outside the `read` handed to it."""
+
+    def __init__(self):
+        self.seen, self.depth, self.saved = [], 0, {}
+
+    def read(self, value):
+        self.depth += 1
+        try:
+            return _CountingRead()(jnp.stack(value) if isinstance(value, (list, tuple)) else value)
+        finally:
+            self.depth -= 1
+
+    def __enter__(self):
+        try:
+            from jax._src.array import ArrayImpl
+        except ImportError:  # another JAX: the traced run alone watches
+            return self
+        self.cls = ArrayImpl
+        for method in _WAITS:
+            original = ArrayImpl.__dict__.get(method)
+            if original is None:
+                continue
+            self.saved[method] = original
+
+            def watched(*args, _method=method, _original=original, **kwargs):
+                if self.depth == 0:
+                    self.seen.append(_method)
+                self.depth += 1
+                try:
+                    return _original(*args, **kwargs)
+                finally:
+                    self.depth -= 1
+
+            setattr(ArrayImpl, method, watched)
+        return self
+
+    def __exit__(self, *exc_info):
+        for method, original in self.saved.items():
+            setattr(self.cls, method, original)
+        return False
+
+
+@public("reads", "the trainers bring nothing to Python outside `read`: no `float`, `print`, f-string, "
+        "`np.asarray`, `.item()`, `.tolist()`, `if` or `.block_until_ready()` on a device value",
+        "Only `read` may turn a device array into a Python value: append the device loss, and read it (each step, "
+        "or once at the end) only through `read`. Return the last step's theta as it is.")
+def hidden_waits(names, rng):
+    for label in ("train_reading_every_step", "train_reading_once"):
+        def traced(label=label):
+            batches = _batches(2, 3)
+            with _KnownGoodStep(names):
+                trainer = names.function(label)
+                try:
+                    jax.make_jaxpr(lambda theta: trainer(theta, batches, 0.1, _placeholder_read)[0])(jnp.zeros(3))
+                except Exception as error:
+                    message = " ".join(str(error).split())[:160]
+                    raise Mismatch(f"`{label}` needs a value computed in the loop as a Python value outside `read`: "
+                                   "a hidden wait for the device.", f"{type(error).__name__}: {message}",
+                                   "only `read` converts") from None
+
+        def watched(label=label):
+            batches = _batches(3, 3)
+            with _KnownGoodStep(names), _Waits() as waits:
+                names.function(label)(jnp.zeros(3), batches, 0.1, waits.read)
+            if waits.seen:
+                spoken = sorted({_WAITS[m] for m in waits.seen})
+                raise Mismatch(f"`{label}` converts or waits for a device value outside `read`: a hidden wait.",
+                               f"{len(waits.seen)} time(s): {', '.join(spoken)}", "none")
+
+        where = "θ traced (no value known), so converting a loss or θ in the loop stops it"
+        yield f"{label}(zeros(3), 3 batches, 0.1, read) run with {where}", traced
+        yield f"{label}(zeros(3), 3 batches, 0.1, read), watching print, f-strings, device_get and blocking", watched
+
+
 _EAGER = ("stack", "concatenate", "broadcast_in_dim", "expand_dims")
 
 
 @public("traces", "new data and a new learning rate reuse `sgd_step`'s program, in the step and the trainers",
-        "`lr` is data: leave it out of `static_argnums`, and jit `sgd_step` once, not inside a loop.")
+        "`lr` is data: leave it out of `static_argnums`, and jit `sgd_step` once, not inside a loop.",
+        uses=("step", "reads"))
 def traces(names, rng):
     def run():
         batches = _batches(1)
@@ -334,11 +548,15 @@ def ledger(names, rng):
             return v - rate * v
 
         shrinker = jax.jit(shrink)
-        v4 = jnp.arange(4.0)
+        v4, v3, v5 = jnp.arange(4.0), jnp.arange(3.0), jnp.arange(5.0)
         phases = [("trace only", lambda: shrinker.trace(v4, 0.5), (True, False)),
                   ("call after trace", lambda: shrinker(v4, 0.5), (False, True)),
-                  ("cached call, new rate", lambda: shrinker(v4, 0.25), (False, False))]
+                  ("cached call, new rate", lambda: shrinker(v4, 0.25), (False, False)),
+                  ("lower only, a new shape", lambda: shrinker.lower(v3, 0.5), (True, False)),
+                  ("lower and compile after a trace", lambda: shrinker.lower(v5, 0.5).compile(), (False, True))]
         for label, thunk, (traced, compiled) in phases:
+            if label.endswith("after a trace"):
+                shrinker.trace(v5, 0.5)  # outside the thunk: the trace at shape 5 is cached
             row = names.function("phase_row")(label, thunk)
             if not isinstance(row, dict) or not {"label", "traced", "compiled", "traces", "compiles"} <= set(row):
                 raise Mismatch(f"The row for {label!r} lacks a key.", show(row),
@@ -348,7 +566,8 @@ def ledger(names, rng):
                                f"traced={row['traced']}, compiled={row['compiled']}",
                                f"traced={traced}, compiled={compiled}")
 
-    yield "a fresh jit of v - rate * v: .trace(v4, 0.5), then a call, then a call with a new rate", run
+    yield ("a fresh jit of v - rate * v: .trace(v4, 0.5), then a call, then a call with a new rate, then "
+           ".lower(v3, 0.5), then .lower(v5, 0.5).compile() after .trace(v5, 0.5)"), run
 
 
 @public("diagnosis", "`diagnose` says \"traces\", \"waits\" and \"compiles\" for the lesson's three loops",
@@ -392,6 +611,21 @@ def diagnosis(names, rng):
         if got != "compiles":
             raise Mismatch("The call compiles a program traced before, and traces nothing.", repr(got), repr("compiles"))
 
+    def lowers():
+        tiny, _ = fresh()
+        nine = jnp.ones(9)
+        tiny.trace(nine, 0.1)
+
+        def loop():
+            for _ in range(2):
+                tiny.lower(nine, 0.1)
+
+        got = names.function("diagnose")(loop)
+        if got != "waits":
+            raise Mismatch("Lowering a program traced before logs *Compiling* but compiles nothing, and traces "
+                           "nothing.", repr(got), repr("waits"))
+
     yield "a loop that jits a new lambda at each of 2 steps", traces_each_step
     yield "a loop that calls a compiled step twice and reads each result", waits
     yield "a call of a jitted function at a shape it was traced at (`.trace`) but never compiled", compiles
+    yield "a loop that only lowers (`.lower`) a program traced earlier, twice", lowers

@@ -39,20 +39,28 @@ class Check:
 
     ``examples(names, rng)`` yields ``(text, run)`` pairs, smallest first: ``text`` says the input
     in plain words, ``run()`` raises :class:`Mismatch` (or any error) when the answer is wrong.
+    ``uses`` names the earlier parts whose functions the examples call: their public checks run
+    first, and while one of them fails this check is not run (see :data:`PARTS`).
     """
 
-    def __init__(self, part, title, hint, examples):
+    def __init__(self, part, title, hint, examples, uses=()):
         self.part, self.title, self.hint, self.examples = part, title, hint, examples
+        self.uses = tuple(uses)
 
 
 CHECKS = []
 
 
-def public(part, title, hint):
-    """Register a generator of examples as a public check of ``part``."""
+def public(part, title, hint, uses=()):
+    """Register a generator of examples as a public check of ``part``.
+
+    ``uses`` lists the earlier parts whose answers the examples call (say ``uses=("padding",)``
+    when the examples build their inputs with the student's ``pad_batch``): a mistake there is
+    reported there, and this check says it was not checked, instead of failing for it.
+    """
 
     def register(examples):
-        CHECKS.append(Check(part, title, hint, examples))
+        CHECKS.append(Check(part, title, hint, examples, uses))
         return examples
 
     return register
@@ -105,6 +113,23 @@ class TraceCount:
         return len(self.names)
 
 
+def op_by_op(fn, *args):
+    """``fn(*args)`` under ``jax.disable_jit()``: the code run as written, one operation at a time, so no
+    compiler rewrite can hide what the arithmetic does. Python numbers go in as the weakly typed arrays
+    jit would make of them. None for a function compiled ahead of time, which cannot run op by op."""
+    import jax
+    import jax.numpy as jnp
+
+    weak = [jnp.asarray(a) if type(a) in (bool, int, float) else a for a in args]
+    try:
+        with jax.disable_jit():
+            return fn(*weak)
+    except ValueError as error:
+        if "AOT path" in str(error):  # JAX: disable_jit "is not supported in the AOT path"
+            return None
+        raise
+
+
 def close(got, expected, rtol=1e-5, atol=1e-6):
     """Whether two numbers or arrays agree to float32 precision (shapes must match)."""
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
@@ -134,6 +159,8 @@ class Result:
             return [f"  PASS  {self.check.title}"]
         if self.status == "unfinished":
             return [f"  NOTE  Not finished in the time budget, so not judged: {self.check.title}"]
+        if self.status == "not checked":
+            return [f"  NOTE  Not checked: {self.check.title}", " " * 8 + self.problem]
         lines = [f"  FAIL  {self.check.title}"]
         values = (self.problem, self.example, self.got, self.expected, self.check.hint)
         for label, text in zip(_LABELS, values):
@@ -185,9 +212,44 @@ def _run_check(check, names, deadline):
     return Result(check, "pass")
 
 
+def _used(part):
+    """How a check that uses ``part`` names it: the student's functions there, and the part's name."""
+    functions, label = PARTS.get(part, ("", ""))
+    label = label or f'the part checked by self_check("{part}")'
+    return (f"your {functions}" if functions else label), label
+
+
+def _blocked(check, names, deadline, verdicts):
+    """Why ``check`` is not run (an earlier part it uses fails its own checks), or "" when it may run.
+
+    Each used part's checks run once per :func:`run`, its own uses first; ``verdicts`` keeps their
+    outcome ("pass", "fail" or "unfinished") for the other checks of the same run.
+    """
+    for part in check.uses:
+        if part not in verdicts:
+            verdicts[part] = "pass"  # a part that uses itself, however indirectly, is not run twice
+            outcome = "pass"
+            for earlier in (c for c in CHECKS if c.part == part):
+                why = _blocked(earlier, names, deadline, verdicts)
+                status = "fail" if why else _run_check(earlier, names, deadline).status
+                if status != "pass":
+                    outcome = status
+                    break
+            verdicts[part] = outcome
+        if verdicts[part] != "pass":
+            what, label = _used(part)
+            how = ("whose own self-check above fails" if verdicts[part] == "fail" else
+                   "whose own self-check did not finish in the time budget")
+            return (f"It uses {what}, {how}, so a failure here could be that part's mistake: "
+                    f"fix {label} first, then run this cell again.")
+    return ""
+
+
 def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     """Run the public checks of ``part`` on ``namespace`` (a notebook's globals); a :class:`Report`.
 
+    A check that uses earlier parts (``uses=`` in :func:`public`) runs only when their public checks
+    pass; otherwise it is reported as not checked, naming the earlier part to fix first.
     Nothing reaches stderr: warnings are silenced and what the checked code prints is kept aside.
     """
     checks = [check for check in CHECKS if check.part == part]
@@ -197,11 +259,18 @@ def run(part, namespace, assignment=None, budget=BUDGET_SECONDS):
     names = Names(namespace)
     deadline = time.monotonic() + budget
     results = []
+    verdicts = {}
     kept = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
         warnings.filterwarnings("ignore")
         for check in checks:
             if time.monotonic() > deadline:
+                results.append(Result(check, "unfinished"))
+                continue
+            why = _blocked(check, names, deadline, verdicts)
+            if why:
+                results.append(Result(check, "not checked", problem=why))
+            elif time.monotonic() > deadline:
                 results.append(Result(check, "unfinished"))
             else:
                 results.append(_run_check(check, names, deadline))
@@ -223,6 +292,9 @@ def self_check(part, namespace=None):
 
 
 ASSIGNMENT = "?"
+#: Per part a check may use: ("the student's functions there, in words", "the part's name in the
+#: notebook"), as the "not checked" note says them. Each assignment's checks set their own.
+PARTS = {}
 
 
 """Public checks of loops: the rolled loop, equation counts, one jitted map, the heaviest line."""
@@ -249,11 +321,12 @@ def _one_level(closed):
     return sum(len(sub.jaxpr.eqns) for eqn in closed.jaxpr.eqns for sub in [eqn.params.get("jaxpr")] if sub)
 
 
-@public("rolled", "`rolled` gives the loop's result at 0, 1, 3 and 30 steps, as float32 of x's shape",
+@public("rolled", "`rolled` gives the loop's result at 0, 1, 3 and 30 steps, as float32 of x's shape (any shape)",
         "Stage the loop with `lax.fori_loop` or `lax.scan` (the step written once, as its body), and jit it.")
 def rolled_values(names, rng):
     x = np.array([0.5, 1.0, 2.0], dtype=np.float32)
     cases = [(x, steps) for steps in (0, 1, 3, 30)]
+    cases += [(np.array([[0.25, -1.0], [3.0, 0.0]], dtype=np.float32), 4), (np.array(1.5, dtype=np.float32), 2)]
     cases += [(rng.uniform(-2, 2, 3).astype(np.float32), int(rng.integers(2, 12)))]
     for values, steps in cases:
         def run(values=values, steps=steps):
@@ -281,6 +354,32 @@ def rolled_does_not_grow(names, rng):
 
     yield "jax.make_jaxpr(lambda v: rolled(v, 3)) and (v, 30), equations inside the jit", run
 
+    def staged_loop():
+        rolled = names.function("rolled")
+        x = jnp.array([0.5, 1.0, 2.0], dtype=jnp.float32)
+        loops = []
+
+        def visit(jaxpr):
+            for eqn in jaxpr.eqns:
+                if eqn.primitive.name in ("scan", "while"):
+                    loops.append(eqn)
+                held = [v for p in eqn.params.values() for v in (p if isinstance(p, (tuple, list)) else (p,))]
+                for item in held:
+                    inner = getattr(item, "jaxpr", item)
+                    if hasattr(inner, "eqns"):
+                        visit(inner)
+
+        visit(jax.make_jaxpr(lambda v: rolled(v, 40))(x).jaxpr)
+        if not loops:
+            raise Mismatch("At 40 steps the jaxpr holds no `scan` or `while` equation: the loop was not staged.",
+                           "no scan or while", "a scan or while equation")
+        unrolls = [eqn.params.get("unroll", 1) for eqn in loops if eqn.primitive.name == "scan"]
+        if any(u is True or (not isinstance(u, bool) and isinstance(u, int) and u >= 40) for u in unrolls):
+            raise Mismatch("At 40 steps the scan unrolls the whole loop (`unroll=True` or 40 and more).",
+                           f"unroll={unrolls}", "a fixed unroll below 40")
+
+    yield "jax.make_jaxpr(lambda v: rolled(v, 40))(float32[3]): a scan or while equation, not fully unrolled", staged_loop
+
 
 @functools.partial(jax.jit, static_argnames="steps")
 def _unrolled(x, steps):
@@ -298,6 +397,12 @@ def counts(names, rng):
         ("lambda v: jnp.sin(v) * 2.0", lambda v: jnp.sin(v) * 2.0, (x,), 2),
         ("lambda v, w: jax.jit(jnp.cos)(v + w)", lambda v, w: jax.jit(jnp.cos)(v + w), (x, x), 3),
         ("the notebook's `unrolled` at 3 steps (one jit equation holding 9)", lambda v: _unrolled(v, 3), (x,), 10),
+        ("a `lax.scan` of 4 steps whose body is sin then * 2.0 (1 + 2)",
+         lambda v: lax.scan(lambda c, _: (jnp.sin(c) * 2.0, None), v, None, length=4)[0], (x,), 3),
+        ("a `lax.while_loop` whose cond holds 1 equation and whose body holds 2 (1 + 1 + 2)",
+         lambda v: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, v))[1], (x,), 4),
+        ("a `lax.cond` after 4 equations, its two branches holding 1 and 2 (5 + 1 + 2)",
+         lambda v: lax.cond(v[0] > 0.0, jnp.sin, lambda w: jnp.cos(w) * 2.0, v), (x,), 8),
     ]
     for text, fn, args, expected in cases:
         def run(fn=fn, args=args, expected=expected):
@@ -320,7 +425,8 @@ def quantised(names, rng):
     trees = [{"w": jnp.array([[0.26, -0.74], [1.6, 2.4]]), "b": [jnp.array([0.1, -0.3, 0.9])]}]
     trees += [{"a": jnp.asarray(rng.uniform(-3, 3, (2, 3)).astype(np.float32)),
                "c": (jnp.asarray(rng.uniform(-3, 3, 4).astype(np.float32)),)}]
-    for tree, scale in ((trees[0], 0.5), (trees[1], 0.25)):
+    trees += [[jnp.array([0.25, 0.75, -0.25, 1.25, -0.75], dtype=jnp.float32)]]  # exact halves of the scale
+    for tree, scale in ((trees[0], 0.5), (trees[1], 0.25), (trees[2], 0.5)):
         def run(tree=tree, scale=scale):
             got = names.function("quantise_jitted")(tree, scale)
             want = _quantise(tree, scale)
@@ -342,6 +448,19 @@ def quantised(names, rng):
                            str(primitives), "one jit equation, and no `round` outside it")
 
     yield "jax.make_jaxpr(quantise_jitted)(the first tree, 0.5)", one_call
+
+    def new_scale():
+        quantise_jitted = names.function("quantise_jitted")
+        tree = {"p": jnp.ones((3, 2), jnp.float32), "q": (jnp.arange(5.0, dtype=jnp.float32),)}
+        quantise_jitted(tree, 0.5)
+        with TraceCount() as watch:
+            for scale in (0.25, 2.0, 0.1):
+                quantise_jitted(tree, scale)
+        if watch.count:
+            raise Mismatch("A new `scale` traced again: `scale` should stay a runtime argument.", str(watch.names),
+                           "no trace")
+
+    yield "quantise_jitted on one tree at scale 0.5, then at 0.25, 2.0 and 0.1", new_scale
 
 
 def _many_short_turns(v):
