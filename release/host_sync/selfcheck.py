@@ -356,36 +356,6 @@ def jitted(names, rng):
     yield "jax.make_jaxpr(lambda t, x, y: sgd_step(t, x, y, 0.1))(float32[3], float32[4, 3], float32[4])", run
 
 
-@jax.jit
-def _known_good_step(theta, x, y, lr):
-    """A right `sgd_step`: the reads are checked with it in place of the notebook's, as the graders do."""
-
-    def loss(t):
-        return jnp.mean((x @ t - y) ** 2)
-
-    value, grad = jax.value_and_grad(loss)(theta)
-    return theta - lr * grad, value
-
-
-class _KnownGoodStep:
-    """Inside ``with``: the notebook's `sgd_step` is a right step of the check's own (put back after)."""
-
-    def __init__(self, names):
-        self.namespace = names._namespace
-
-    def __enter__(self):
-        self.had, self.own = "sgd_step" in self.namespace, self.namespace.get("sgd_step")
-        self.namespace["sgd_step"] = _known_good_step
-        return self
-
-    def __exit__(self, *exc_info):
-        if self.had:
-            self.namespace["sgd_step"] = self.own
-        else:
-            self.namespace.pop("sgd_step", None)
-        return False
-
-
 class _CountingRead:
     """The notebook's `CountingRead`: a host value (float for a scalar) and a count of the calls."""
 
@@ -403,17 +373,16 @@ def _batches(seed, steps=5):
     return [(draw(-1, 1, (4, 3)).astype(np.float32), draw(-1, 1, 4).astype(np.float32)) for _ in range(steps)]
 
 
-@public("reads", "both trainers give the same losses, a list of floats, reading once a step and once in all "
-        "(run with a right `sgd_step` of the check's own, so Part A's mistakes stay in Part A)",
-        "Keep each step's loss on the device; `train_reading_once` reads them all with one `read(jnp.stack(...))`.")
+@public("reads", "both trainers give the same losses, a list of floats, reading once a step and once in all",
+        "Keep each step's loss on the device; `train_reading_once` reads them all with one `read(jnp.stack(...))`.",
+        uses=("step",))
 def reads(names, rng):
     for steps in (1, 5):
         def run(steps=steps):
             batches = _batches(0, steps)
             every, once = _CountingRead(), _CountingRead()
-            with _KnownGoodStep(names):
-                theta_a, losses_a = names.function("train_reading_every_step")(jnp.zeros(3), batches, 0.1, every)
-                theta_b, losses_b = names.function("train_reading_once")(jnp.zeros(3), batches, 0.1, once)
+            theta_a, losses_a = names.function("train_reading_every_step")(jnp.zeros(3), batches, 0.1, every)
+            theta_b, losses_b = names.function("train_reading_once")(jnp.zeros(3), batches, 0.1, once)
             for label, losses in (("train_reading_every_step", losses_a), ("train_reading_once", losses_b)):
                 if not (isinstance(losses, list) and len(losses) == steps and all(type(v) is float for v in losses)):
                     raise Mismatch(f"`{label}` should return a list of {steps} Python floats.", show(losses))
@@ -488,24 +457,24 @@ class _Waits:
 @public("reads", "the trainers bring nothing to Python outside `read`: no `float`, `print`, f-string, "
         "`np.asarray`, `.item()`, `.tolist()`, `if` or `.block_until_ready()` on a device value",
         "Only `read` may turn a device array into a Python value: append the device loss, and read it (each step, "
-        "or once at the end) only through `read`. Return the last step's theta as it is.")
+        "or once at the end) only through `read`. Return the last step's theta as it is.",
+        uses=("step",))
 def hidden_waits(names, rng):
     for label in ("train_reading_every_step", "train_reading_once"):
         def traced(label=label):
             batches = _batches(2, 3)
-            with _KnownGoodStep(names):
-                trainer = names.function(label)
-                try:
-                    jax.make_jaxpr(lambda theta: trainer(theta, batches, 0.1, _placeholder_read)[0])(jnp.zeros(3))
-                except Exception as error:
-                    message = " ".join(str(error).split())[:160]
-                    raise Mismatch(f"`{label}` needs a value computed in the loop as a Python value outside `read`: "
-                                   "a hidden wait for the device.", f"{type(error).__name__}: {message}",
-                                   "only `read` converts") from None
+            trainer = names.function(label)
+            try:
+                jax.make_jaxpr(lambda theta: trainer(theta, batches, 0.1, _placeholder_read)[0])(jnp.zeros(3))
+            except Exception as error:
+                message = " ".join(str(error).split())[:160]
+                raise Mismatch(f"`{label}` needs a value computed in the loop as a Python value outside `read`: "
+                               "a hidden wait for the device.", f"{type(error).__name__}: {message}",
+                               "only `read` converts") from None
 
         def watched(label=label):
             batches = _batches(3, 3)
-            with _KnownGoodStep(names), _Waits() as waits:
+            with _Waits() as waits:
                 names.function(label)(jnp.zeros(3), batches, 0.1, waits.read)
             if waits.seen:
                 spoken = sorted({_WAITS[m] for m in waits.seen})
