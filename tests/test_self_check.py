@@ -519,6 +519,13 @@ TRAPS_IN_CORPUS = [
 #: (assignment, the wrong cells run after the reference answer, part, words of its Problem, of its Example).
 TRAPS_WRITTEN = [
     ("padded_masking", """
+        def pad_batch(values, size):  # the mask read from the values: a real row that holds 0 is taken for padding
+            if len(values) > size:
+                raise ValueError("too long")
+            padded = jnp.zeros(size, jnp.float32).at[:len(values)].set(jnp.asarray(values, jnp.float32))
+            return padded, padded != 0
+        """, "padding", "The mask should mark exactly the real rows.", "[0.0, 2.0, 0.0]"),
+    ("padded_masking", """
         def pad_batch(values, size):  # stacks the values one by one: an empty batch has nothing to stack
             if len(values) > size:
                 raise ValueError("too long")

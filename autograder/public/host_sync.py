@@ -243,9 +243,11 @@ def ledger(names, rng):
            ".lower(v3, 0.5), then .lower(v5, 0.5).compile() after .trace(v5, 0.5)"), run
 
 
-@public("diagnosis", "`diagnose` says \"traces\", \"waits\" and \"compiles\" for the lesson's three loops",
+@public("diagnosis", "`diagnose` says \"traces\", \"waits\" and \"compiles\" for the lesson's three loops, and "
+        "\"waits\" for a loop that only lowers",
         "Read the compile log: a trace message means \"traces\"; a compile without a trace, \"compiles\"; "
-        "neither, \"waits\".")
+        "neither, \"waits\". *Compiling* is logged when a program is lowered; the compile itself logs *Finished XLA "
+        "compilation*.")
 def diagnosis(names, rng):
     def fresh():
         def tiny_step(theta, lr):
