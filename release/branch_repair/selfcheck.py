@@ -299,6 +299,8 @@ PARTS = {}
 
 """Public checks of branch_repair: the branch's two totals, its failure under jit, and a dynamic gain."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -347,18 +349,21 @@ def fails_under_jit(names, rng):
     yield "jax.jit(broken_branch)(float32[8] [0.0, ..., 7.0], 2.0)", run
 
 
+def _total_matches(names, values, gain, given):
+    """`repaired(values, given)` is the total the gain asks for: the squares' above 1.0, the plain one else."""
+    got = names.function("repaired")(jnp.asarray(values), given)
+    squares, plain = _totals(values)
+    expected = squares if gain > 1.0 else plain
+    if not close(got, expected):
+        raise Mismatch("`repaired` does not give the total its gain asks for.", show(got), repr(expected))
+
+
 @public("repair", "`repaired` gives the branch's total for gains on both sides of 1.0, as floats and 0-d arrays",
         "Choose between the two totals with `lax.cond(gain > 1.0, ...)` or `jnp.where`; keep `gain` a runtime value.")
 def repaired_totals(names, rng):
     for values, gain in _branch_cases(rng, (-3.0, 0.0, 0.5, 1.0, 1.001, 2.0, 50.0)):
         for given, how in ((gain, repr(gain)), (jnp.float32(gain), f"float32[] {gain!r}")):
-            def run(values=values, gain=gain, given=given):
-                got = names.function("repaired")(jnp.asarray(values), given)
-                squares, plain = _totals(values)
-                expected = squares if gain > 1.0 else plain
-                if not close(got, expected):
-                    raise Mismatch("`repaired` does not give the total its gain asks for.", show(got), repr(expected))
-
+            run = functools.partial(_total_matches, names, values, gain, given)
             yield f"repaired({show(values)}, {how})", run
 
 
@@ -377,13 +382,7 @@ def details(names, rng):
              (grid, _ABOVE_ONE, "the next float32 above 1.0 (1.0000001)")]
     for values, gain, what in cases:
         for given, how in ((gain, repr(gain)), (jnp.float32(gain), f"float32[] {gain!r}")):
-            def run(values=values, gain=gain, given=given):
-                got = names.function("repaired")(jnp.asarray(values), given)
-                squares, plain = _totals(values)
-                expected = squares if gain > 1.0 else plain
-                if not close(got, expected):
-                    raise Mismatch("`repaired` does not give the total its gain asks for.", show(got), repr(expected))
-
+            run = functools.partial(_total_matches, names, values, gain, given)
             yield f"repaired({show(values)}, {how}): {what}", run
 
     huge = np.array([3e20, -1e20, 1.0], dtype=np.float32)  # its squares overflow float32 to inf
