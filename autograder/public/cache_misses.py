@@ -1,11 +1,10 @@
 """Public checks of cache_misses: the repairs compute what the slow originals computed and trace once
 per signature; `miss_cause` names the cause of the notebook's explanation texts, one cause each."""
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder.public.runner import Mismatch, TraceCount, close, public, show
+from autograder.public.runner import Mismatch, TraceCount, close, op_by_op, public, show
 
 ASSIGNMENT = "cache_misses"
 
@@ -52,23 +51,6 @@ def repairs(names, rng):
         yield text, run
 
 
-def _op_by_op(fn, x, *args):
-    """``fn(x, *args)`` with every jit disabled, as the notebook says the graders call it: the numbers as
-    Python floats first, then, if that raises, as the weakly typed 0-d arrays jit would make of them;
-    None for a function compiled ahead of time, which cannot run op by op."""
-    try:
-        with jax.disable_jit():
-            return fn(x, *args)
-    except Exception as error:
-        if "AOT path" in str(error):  # compiled ahead of time: it cannot run op by op
-            return None
-        if not any(isinstance(a, float) for a in args):
-            raise
-        weak = [jnp.asarray(a) if isinstance(a, float) else a for a in args]
-        with jax.disable_jit():
-            return fn(x, *weak)
-
-
 @public("repairs", "with every jit disabled (`jax.disable_jit()`), and for `x` of other shapes, the repairs still "
         "give the slow originals' results",
         "Write each repair so that it also runs op by op: the same code, without relying on `jit` to convert your "
@@ -89,7 +71,8 @@ def repairs_op_by_op(names, rng):
     for text, name, args, expected, eager in cases:
         def run(name=name, args=args, expected=expected, eager=eager):
             fn = names.function(name)
-            got = _op_by_op(fn, jnp.asarray(args[0]), *args[1:]) if eager else fn(jnp.asarray(args[0]), *args[1:])
+            given = (jnp.asarray(args[0]), *args[1:])
+            got = op_by_op(fn, *given, given_first=True) if eager else fn(*given)
             if got is None:  # compiled ahead of time: its compiled results are checked above
                 return
             if not close(got, expected):

@@ -113,21 +113,31 @@ class TraceCount:
         return len(self.names)
 
 
-def op_by_op(fn, *args):
+def op_by_op(fn, *args, given_first=False):
     """``fn(*args)`` under ``jax.disable_jit()``: the code run as written, one operation at a time, so no
     compiler rewrite can hide what the arithmetic does. Python numbers go in as the weakly typed arrays
-    jit would make of them. None for a function compiled ahead of time, which cannot run op by op."""
+    jit would make of them; with ``given_first``, as the arguments were given first, and as weak arrays
+    only if that raises and a Python float is among them (cache_misses' notebook says its graders try
+    both). None for a function compiled ahead of time, which cannot run op by op."""
     import jax
     import jax.numpy as jnp
 
     weak = [jnp.asarray(a) if type(a) in (bool, int, float) else a for a in args]
-    try:
-        with jax.disable_jit():
-            return fn(*weak)
-    except ValueError as error:
-        if "AOT path" in str(error):  # JAX: disable_jit "is not supported in the AOT path"
-            return None
-        raise
+    if not given_first:
+        tries = [weak]
+    elif any(isinstance(a, float) for a in args):
+        tries = [args, weak]
+    else:
+        tries = [args]
+    for attempt, values in enumerate(tries, 1):
+        try:
+            with jax.disable_jit():
+                return fn(*values)
+        except Exception as error:
+            if "AOT path" in str(error):  # JAX: disable_jit "is not supported in the AOT path"
+                return None
+            if attempt == len(tries):
+                raise
 
 
 def close(got, expected, rtol=1e-5, atol=1e-6):
