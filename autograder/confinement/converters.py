@@ -202,6 +202,18 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
 
     skipped = (RECORD,)
 
+    def _warm_compile_cache(self) -> None:
+        """The reference's programs compiled once, for every confined kernel of this assignment to read
+        (:mod:`autograder.grading.compile_cache`)."""
+        from autograder.confinement.kernel_manager import can_confine
+        from autograder.grading import compile_cache
+        from autograder.grading.registry import assignments
+
+        wanted = self.config.get("ConfinedKernelManager", {}).get("compile_cache", True)
+        assignment = self.coursedir.assignment_id
+        if wanted and assignment in assignments() and can_confine():
+            compile_cache.warm(assignment, self.coursedir.root)
+
     def _handle_refused(self, assignment_id, student_id, dest, refused):
         super()._handle_refused(assignment_id, student_id, dest, refused)
         present = set(os.listdir(dest))
@@ -244,6 +256,7 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
 
     def start(self) -> None:
         self.graded = []
+        self._warm_compile_cache()
         try:
             super().start()
         finally:

@@ -72,7 +72,7 @@ from autograder.confinement import forkserver
 from autograder.confinement import jail as _jail
 from autograder.confinement import userns as _userns
 from autograder.confinement import copies
-from autograder.grading import compiler
+from autograder.grading import compile_cache, compiler
 
 
 _JAIL = Path(_jail.__file__).resolve()
@@ -538,6 +538,9 @@ class ConfinedKernelManager(AsyncKernelManager):
     compiling as :mod:`autograder.grading.compiler` says."""
 
     fork_server = Bool(True, config=True, help="Fork kernels from a server that imported their modules once.")
+    compile_cache = Bool(True, config=True, help=(
+        "Let confined kernels read the programs the reference compiled (autograder/grading/compile_cache.py), "
+        "read-only."))
     allow_unconfined = Bool(False, config=True, help=(
         "Grade with kernels unconfined where no jail can be built (not Linux, no user namespaces). "
         "Off by default: the command then stops before grading anyone. A notebook graded unconfined "
@@ -563,6 +566,7 @@ class ConfinedKernelManager(AsyncKernelManager):
         cmd, kw = await super()._async_pre_start_kernel(**kw)
         kw["env"] = compiler.kernel_environment(kw.get("env") or dict(os.environ))
         kw["env"].pop(forkserver.SHARED_ENV, None)  # where the server listens is nothing for a kernel
+        kw["env"].pop(compile_cache.FOLDER_ENV, None)  # set below, for a confined kernel alone
         # Nothing is imported from the notebook's folder, not even the sandbox: an `autograder/`
         # handed in beside the notebook would otherwise run in its place, as root. Python then puts
         # no working folder on sys.path, and IPython adds none (sys.flags.safe_path).
@@ -573,7 +577,12 @@ class ConfinedKernelManager(AsyncKernelManager):
         cwd = kw.get("cwd") or os.getcwd()
         hidden = hidden_paths(self.config)
         hide = [arg for path in hidden for arg in ("--hide", path)]
-        keep = [arg for path in kept_paths(self.connection_file) for arg in ("--keep", path)]
+        kept = kept_paths(self.connection_file)
+        cache = compile_cache.kernel_folder() if self.compile_cache else None
+        if cache is not None:  # bound back read-only, as every kept path; only a confined kernel reads it
+            kw["env"][compile_cache.FOLDER_ENV] = cache
+            kept.append(cache)
+        keep = [arg for path in kept for arg in ("--keep", path)]
         private = [arg for path in private_paths(hidden) for arg in ("--private", path)]
         jail_arguments = ["--cwd", str(cwd), *hide, *keep, *private, "--sockets", self.private_folder, "--", *cmd]
         server = fork_server(cmd, kw["env"], self.log) if self.fork_server else None

@@ -99,6 +99,9 @@ def confine() -> None:
     # Import what serving the judge uses now, before the notebook can touch it (never a property
     # module: the properties run outside the kernel, autograder/grading/judge.py).
     import autograder  # noqa: F401 - the package's names, in the tamper baseline
+    from autograder.grading import compile_cache
+
+    compile_cache.read_only()  # the reference's programs, where nbgrader lent the folder (confined kernels only)
     from autograder.grading import integrity as _integrity
     from autograder.grading import serve  # noqa: F401 - answers the judge's requests
     _integrity.record_baseline()
