@@ -50,6 +50,7 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
 #: Set by nbgrader's process in a confined kernel's environment: the cache folder, to read.
@@ -83,9 +84,9 @@ _HIT_EVENTS = frozenset({
 _LOGGERS = ("jax._src.compiler", "jax._src.compilation_cache", "jax._src.lru_cache")
 
 
-def folder() -> Path:
+def folder(env: Mapping[str, str] = os.environ) -> Path:
     """The instructor's cache folder (in the user's cache folder, beside the XLA flags' record)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "jax-tracing-course" / "compiled"
 
 
@@ -125,7 +126,7 @@ def warm(assignment: str, course_root: str | Path, env: dict[str, str] | None = 
         return None
     env = compiler.kernel_environment(dict(env if env is not None else os.environ))
     try:
-        where = _made(folder())
+        where = _made(folder(env))
         stamps = _made(where / _STAMPS)
         done = stamps / stamp(assignment, notebook, env.get("XLA_FLAGS", ""))
         if done.exists():
