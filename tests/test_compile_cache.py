@@ -178,7 +178,8 @@ def test_the_warm_up_writes_once_per_reference_version(tmp_path, monkeypatch):
     entries = sorted(name for name in os.listdir(where) if name.endswith("-cache"))
     assert len(entries) > 5
     assert all(stat.S_IMODE(os.stat(where / name).st_mode) == 0o644 for name in entries)
-    stamps = os.listdir(where / ".warmed")
+    assert [name for name in os.listdir(where) if not name.endswith("-cache")] == []  # nothing but JAX's entries
+    stamps = os.listdir(where.parent / "compile-cache-stamps")
     assert len(stamps) == 1 and stamps[0].startswith(f"{assignment}-")
 
     def no_second_run(*args, **kwargs):
@@ -192,7 +193,7 @@ def test_the_warm_up_writes_once_per_reference_version(tmp_path, monkeypatch):
     nb.cells.append(nbformat.v4.new_markdown_cell("A reference changed after its first grading."))
     nbformat.write(nb, source / f"{assignment}.ipynb")
     compile_cache.warm(assignment, course, env)
-    assert len(os.listdir(where / ".warmed")) == 2
+    assert len(os.listdir(where.parent / "compile-cache-stamps")) == 2
 
 
 def test_no_reference_no_warm_up_and_a_broken_one_only_logs(tmp_path, caplog):
@@ -202,8 +203,66 @@ def test_no_reference_no_warm_up_and_a_broken_one_only_logs(tmp_path, caplog):
     source.mkdir(parents=True)
     (source / "loops.ipynb").write_text("{not a notebook")
     assert compile_cache.warm("loops", tmp_path / "course", env) is not None
-    assert "was not written" in caplog.text
-    assert os.listdir(tmp_path / "xdg" / "jax-tracing-course" / "compiled" / ".warmed") == []
+    assert "failed (it ended with exit code 1" in caplog.text
+    stamps = tmp_path / "xdg" / "jax-tracing-course" / "compile-cache-stamps"
+    assert len(os.listdir(stamps)) == 1  # a failed reference is not run again by every command
+    caplog.clear()
+    compile_cache.warm("loops", tmp_path / "course", env)
+    assert "failed" not in caplog.text
+
+
+def test_another_command_s_warm_up_is_waited_for_only_so_long(tmp_path, monkeypatch, caplog):
+    """The lock lies beside the folder, where no kernel sees it (a kernel that held it, with a
+    read-only descriptor, once stalled every later command); and a command waits for another's
+    warm-up at most :data:`compile_cache.WARM_SECONDS`, then grades without it."""
+    import fcntl
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(REPO)}
+    source = tmp_path / "course" / "source" / "loops"
+    source.mkdir(parents=True)
+    (source / "loops.ipynb").write_bytes((REPO / "source" / "loops" / "loops.ipynb").read_bytes())
+    lock_path = tmp_path / "xdg" / "jax-tracing-course" / "compile-cache.lock"
+    lock_path.parent.mkdir(parents=True)
+    monkeypatch.setattr(compile_cache, "WARM_SECONDS", 1)
+    with open(lock_path, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another command, writing
+        assert compile_cache.warm("loops", tmp_path / "course", env) is not None
+    assert "grading without waiting" in caplog.text
+    assert not any((tmp_path / "xdg" / "jax-tracing-course" / "compile-cache-stamps").iterdir())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives folders and links to another user id (root only)")
+def test_a_cache_folder_another_user_can_redirect_is_never_written(tmp_path):
+    """A red-team find: with ``XDG_CACHE_HOME`` in a folder of another user's, that user planted
+    ``compiled`` as a link to a folder of root's, and root's warm-up set that folder's mode to 0311
+    and wrote its entries there. Now nothing is made, changed or lent along a way another user
+    (or anyone, in a folder writable by all that is not sticky) could change."""
+    other = 54321
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o755)
+    os.chmod(victim, 0o755)
+    theirs = tmp_path / "theirs"
+    (theirs / "jax-tracing-course").mkdir(parents=True)
+    os.symlink(victim, theirs / "jax-tracing-course" / "compiled")
+    for path in (theirs, theirs / "jax-tracing-course"):
+        os.chown(path, other, other)
+    os.chown(theirs / "jax-tracing-course" / "compiled", other, other, follow_symlinks=False)
+    course = tmp_path / "course" / "source" / "loops"
+    course.mkdir(parents=True)
+    (course / "loops.ipynb").write_bytes((REPO / "source" / "loops" / "loops.ipynb").read_bytes())
+
+    assert not compile_cache.trusted(theirs / "jax-tracing-course" / "compiled")
+    assert compile_cache.warm("loops", tmp_path / "course", {**os.environ, "XDG_CACHE_HOME": str(theirs)}) is None
+    assert stat.S_IMODE(os.stat(victim).st_mode) == 0o755 and os.listdir(victim) == []
+
+    open_to_all = tmp_path / "open"
+    open_to_all.mkdir()
+    os.chmod(open_to_all, 0o777)
+    assert not compile_cache.trusted(open_to_all / "jax-tracing-course" / "compiled")
+    os.chmod(open_to_all, 0o1777)  # sticky, as /tmp: what lies in it is its owner's alone
+    assert compile_cache.trusted(open_to_all / "jax-tracing-course" / "compiled")
+    os.symlink(victim, tmp_path / "root-s-link")  # a link of root's own, to a folder of root's
+    assert compile_cache.trusted(tmp_path / "root-s-link" / "compiled")
 
 
 # ------------------------------------------------------------------------------ real grading kernels
@@ -226,7 +285,7 @@ def attempt(name, thunk):
 if where:
     attempt("listed", lambda: os.listdir(where))
     attempt("made an entry", lambda: open(os.path.join(where, "jit_f-" + "0" * 64 + "-cache"), "wb").close())
-    attempt("opened the lock to write", lambda: open(os.path.join(where, ".lock"), "a").close())
+    attempt("opened a file there to write", lambda: open(os.path.join(where, "x"), "a").close())
     attempt("chmod", lambda: os.chmod(where, 0o777))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)

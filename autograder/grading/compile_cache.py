@@ -11,8 +11,11 @@ from this cache, 2 to 3 ms.
   runs), a child process of nbgrader's runs the reference notebook (``source/<a>/<a>.ipynb``)
   and every property against it, in-process, with the grading kernels' XLA flags, writing what it
   compiles. A stamp per assignment (the notebook, the grading package, JAX and the flags) says
-  it is done; a changed reference writes again. A lock keeps two commands (or two parallel
-  workers) from writing at once.
+  it is done, or failed (a reference that fails is not run again until it changes); a changed
+  reference writes again. A lock keeps two commands (or two parallel workers) from writing at once;
+  a command waits at most :data:`WARM_SECONDS` for another's. Stamps and lock lie beside the folder,
+  out of every kernel's sight. The folder is used only where no other user can change the way to
+  it (:func:`trusted`): nbgrader's user never writes where another user's folder or link points.
 - **Read-only to kernels.** Only a confined kernel reads it (an unconfined one runs as the
   instructor and could write there): the jail binds the folder back read-only, and the kernel
   (:func:`read_only`) sets JAX's minimum compile time for a write beyond any compile, so JAX never
@@ -46,6 +49,7 @@ import hashlib
 import logging
 import os
 import re
+import stat
 import subprocess
 import sys
 import time
@@ -60,10 +64,11 @@ NEVER = 1e9
 #: No one lists the folder, not even its owner (a kernel of the rootless jail runs as the owner):
 #: a named entry may be opened, and only the owner creates entries.
 _MODE = 0o311
-_STAMPS = ".warmed"
-_LOCK = ".lock"
-#: Seconds a warm-up may take before the command grades without it.
-WARM_SECONDS = 600
+#: Beside the folder, never in it (a kernel sees only the folder): the warm-ups done, and their lock.
+_STAMPS = "compile-cache-stamps"
+_LOCK = "compile-cache.lock"
+#: Seconds a warm-up may take (the reference runs in a few), and a command waits for another's.
+WARM_SECONDS = 120
 
 log = logging.getLogger(__name__)
 
@@ -91,9 +96,44 @@ def folder(env: Mapping[str, str] = os.environ) -> Path:
 
 
 def _made(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
+    """``path`` made if missing, as a real folder of this user's, mode :data:`_MODE`."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, _MODE)
+    found = os.lstat(path)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid():
+        raise ValueError(f"{path} is not a folder of this user's")
     os.chmod(path, _MODE)
     return path
+
+
+def trusted(path: Path) -> bool:
+    """Whether no one but this user and root can change where ``path`` leads: every folder on the
+    way, and each link followed, belongs to one of them, and no folder on the way is writable by
+    others unless it is sticky (``/tmp``). A cache folder named through another user's folder (an
+    ``XDG_CACHE_HOME`` of theirs, a link they planted) would have nbgrader's user change modes and
+    write wherever that user points it."""
+    path = Path(os.path.abspath(path))
+    owners = {0, os.geteuid()}
+    current = Path("/")
+    for part in path.parts[1:]:
+        current = current / part
+        for _ in range(40):  # links followed, each checked where it lies
+            try:
+                found = os.lstat(current)
+            except FileNotFoundError:
+                return True  # the rest is made here, by this user
+            except OSError:
+                return False
+            if found.st_uid not in owners:
+                return False
+            if not stat.S_ISLNK(found.st_mode):
+                break
+            current = Path(os.path.abspath(current.parent / os.readlink(current)))
+        else:
+            return False
+        if stat.S_ISDIR(found.st_mode) and found.st_mode & 0o022 and not found.st_mode & stat.S_ISVTX:
+            return False
+    return True
 
 
 # --- nbgrader's side -------------------------------------------------------------------------------
@@ -125,34 +165,63 @@ def warm(assignment: str, course_root: str | Path, env: dict[str, str] | None = 
     if not notebook.is_file():
         return None
     env = compiler.kernel_environment(dict(env if env is not None else os.environ))
+    where = folder(env)
     try:
-        where = _made(folder(env))
-        stamps = _made(where / _STAMPS)
+        if not trusted(where):
+            raise ValueError(f"{where} lies in a folder, or behind a link, that another user can change")
+        where.parent.mkdir(parents=True, exist_ok=True)
+        _made(where)
+        stamps = _made(where.parent / _STAMPS)
+        if not trusted(where):  # made just now: still no one else's to change
+            raise ValueError(f"{where} lies in a folder that another user can change")
         done = stamps / stamp(assignment, notebook, env.get("XLA_FLAGS", ""))
         if done.exists():
             return where
-        with open(where / _LOCK, "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # another command or worker may be writing it now
+        # The lock lies beside the folder: a kernel, which sees only the folder, must not hold it
+        # (flock needs no more than a read-only descriptor) and stall every later command.
+        with open(where.parent / _LOCK, "a") as lock:
+            if not _locked(lock, WARM_SECONDS):
+                log.warning("autograder: another command has been writing the compile cache for over %d s; "
+                            "grading without waiting for it", WARM_SECONDS)
+                return where
             if done.exists():
                 return where
             began = time.monotonic()
-            ran = subprocess.run(
-                [sys.executable, "-m", __name__, assignment, str(notebook), str(where)],
-                env={**env, FOLDER_ENV: ""}, cwd=notebook.parent, stdin=subprocess.DEVNULL,
-                capture_output=True, text=True, timeout=WARM_SECONDS,
-            )
-            if ran.returncode != 0:
-                log.warning("autograder: the compile cache for %s was not written (the reference run ended "
-                            "with %s: %s); kernels compile everything", assignment, ran.returncode,
-                            ran.stderr.strip()[-300:])
-                return where
-            done.touch()
-            log.info("autograder: wrote the compile cache for %s from its reference in %.1f s", assignment,
-                     time.monotonic() - began)
+            try:
+                ran = subprocess.run(
+                    [sys.executable, "-m", __name__, assignment, str(notebook), str(where)],
+                    env={**env, FOLDER_ENV: ""}, cwd=notebook.parent, stdin=subprocess.DEVNULL,
+                    capture_output=True, text=True, timeout=WARM_SECONDS,
+                )
+                failed = f"it ended with exit code {ran.returncode}: {ran.stderr.strip()[-300:]}" if ran.returncode else ""
+            except subprocess.TimeoutExpired:
+                failed = f"it ran past {WARM_SECONDS} s"
+            # Stamped either way: a reference that fails is not run again by every command, only
+            # once it changes (a new stamp).
+            done.write_text(failed)
+            if failed:
+                log.warning("autograder: the reference run for %s's compile cache failed (%s); kernels read what "
+                            "it wrote before it stopped and compile the rest", assignment, failed)
+            else:
+                log.info("autograder: wrote the compile cache for %s from its reference in %.1f s", assignment,
+                         time.monotonic() - began)
     except (OSError, subprocess.SubprocessError, ValueError) as error:
         log.warning("autograder: no compile cache for %s (%s); kernels compile everything", assignment, error)
         return None
     return where
+
+
+def _locked(lock, seconds: float) -> bool:
+    """Take ``lock`` within ``seconds``: another command or parallel worker may be writing now."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
 
 
 def kernel_folder() -> str | None:
@@ -160,10 +229,10 @@ def kernel_folder() -> str | None:
     (else None, and kernels compile everything)."""
     where = folder()
     try:
-        found = os.stat(where)
+        found = os.lstat(where)
     except OSError:
         return None
-    if not os.path.isdir(where) or found.st_uid != os.geteuid() or found.st_mode & 0o022:
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid() or found.st_mode & 0o022 or not trusted(where):
         log.warning("autograder: %s is not this user's alone to write; grading kernels do not read it", where)
         return None
     return str(where)

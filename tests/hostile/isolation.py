@@ -286,6 +286,43 @@ print("ipcs in the kernel:", subprocess.run(["ipcs"], capture_output=True, text=
 '''.format(mark=LEFTOVER)
 
 
+#: Goes after the compile cache the kernel reads (autograder/grading/compile_cache.py), found through
+#: JAX's own setting (naming the grader would trip the reach scan): lists it, makes an entry, opens a
+#: file there to write, changes its mode, guesses at a lock to hold (a held one once stalled every
+#: later command), and has JAX itself write an entry.
+GOES_AFTER_THE_COMPILE_CACHE = r'''
+import fcntl, os
+import jax, jax.numpy as jnp
+
+_where = jax.config.jax_compilation_cache_dir
+_managed = []
+
+def _attempt(name, thunk):
+    try:
+        thunk()
+        _managed.append(name)
+    except OSError:
+        pass
+
+def _hold(name):
+    _f = open(os.path.join(_where, name))
+    fcntl.flock(_f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+if _where:
+    _attempt("listed it", lambda: os.listdir(_where))
+    _attempt("made an entry", lambda: open(os.path.join(_where, "jit_f-" + "0" * 64 + "-cache"), "wb").close())
+    _attempt("opened a file to write", lambda: open(os.path.join(_where, ".lock"), "a").close())
+    _attempt("changed its mode", lambda: os.chmod(_where, 0o777))
+    for _name in (".lock", "compile-cache.lock", "../compile-cache.lock", "lock", ".lockfile"):
+        _attempt("held " + _name, lambda: _hold(_name))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    jax.jit(lambda v: jnp.cos(v) * 41.5 + 0.25)(jnp.arange(7.0)).block_until_ready()
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)
+print("compile cache:", "lent" if _where else "not lent", "| managed:", ", ".join(_managed) or "nothing")
+'''
+
+
 def snoops_neighbours(seconds: float = 2, ports: tuple[int, ...] = ()) -> str:
     return SNOOPS_NEIGHBOURS.format(seconds=seconds, ports=list(ports))
 
@@ -304,6 +341,10 @@ ENTRIES: tuple[Hostile, ...] = (
     Hostile(
         "connects-to-loopback", CM, (insert_after("miss_cause", connects_to_loopback()),),
         points(CM), feedback=r"loopback and machine sockets reached: 0 \[\]",
+    ),
+    Hostile(
+        "goes-after-the-compile-cache", SMM, (insert_after("choose", GOES_AFTER_THE_COMPILE_CACHE),),
+        points(SMM), feedback=r"compile cache: lent \| managed: nothing",
     ),
     Hostile(
         "leaves-files-and-ipc", SMM, (insert_after("choose", LEAVES_FILES_AND_IPC),),
