@@ -212,7 +212,7 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
         wanted = self.config.get("ConfinedKernelManager", {}).get("compile_cache", True)
         assignment = self.coursedir.assignment_id
         if wanted and assignment in assignments() and can_confine():
-            compile_cache.warm(assignment, self.coursedir.root)
+            compile_cache.warm(assignment, self.coursedir.root, logger=self.log)
 
     def _handle_refused(self, assignment_id, student_id, dest, refused):
         super()._handle_refused(assignment_id, student_id, dest, refused)

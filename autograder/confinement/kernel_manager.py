@@ -578,7 +578,7 @@ class ConfinedKernelManager(AsyncKernelManager):
         hidden = hidden_paths(self.config)
         hide = [arg for path in hidden for arg in ("--hide", path)]
         kept = kept_paths(self.connection_file)
-        cache = compile_cache.kernel_folder() if self.compile_cache else None
+        cache = compile_cache.kernel_folder(self.log) if self.compile_cache else None
         if cache is not None:  # bound back read-only, as every kept path; only a confined kernel reads it
             kw["env"][compile_cache.FOLDER_ENV] = cache
             kept.append(cache)

@@ -21,8 +21,9 @@ from this cache, 2 to 3 ms.
   (:func:`read_only`) sets JAX's minimum compile time for a write beyond any compile, so JAX never
   tries. No kernel writes an entry another kernel loads.
 - **Unlisted.** The folder is mode 0311: a kernel can open an entry whose name it already knows
-  and cannot list the others (nor can its owner, whose user id a kernel of the rootless jail has). An entry's name is a SHA-256 of its program's HLO, the compile
-  options and the versions, so a kernel can name only programs it can build itself: the
+  and cannot list the others (nor can its owner, whose user id a kernel of the rootless jail has).
+  An entry's name is a SHA-256 of its program's HLO, the compile options and the versions, so a
+  kernel can name only programs it can build itself: the
   reference's programs stay unreadable to a notebook that has not written them. (What it can learn
   is whether a program it built is one the reference built: a timing or a hit. The graders judge
   behaviour, not a program's text; docs/threat-model.md says so.)
@@ -31,8 +32,10 @@ from this cache, 2 to 3 ms.
   writing persistent cache entry* under ``jax_explain_cache_misses``) and monitoring events
   (``/jax/compilation_cache/cache_hits`` and two durations) that a notebook never met, and a
   student's log reader or event counter would be graded on them. A kernel drops exactly those
-  (:class:`_QuietCache`, :class:`_WithoutHitEvents`); the trace and compile events and every other
-  log line are what they are without the cache (``tests/test_compile_cache.py`` compares them).
+  (:class:`_QuietCache`, :class:`_WithoutHitEvents`): the events, and every log record at the
+  default level (WARNING), are what they are without the cache (``tests/test_compile_cache.py``
+  compares them). At DEBUG, a program read from the cache lacks three bookkeeping lines JAX logs
+  about looking for a cache that is not there.
 - **Harmless when wrong.** An entry JAX cannot read is compiled instead (JAX's warning dropped:
   the student's cell output is theirs). An entry is machine code the instructor's account wrote;
   a folder that anyone else could write is not lent to kernels at all (:func:`kernel_folder`), and
@@ -155,10 +158,12 @@ def stamp(assignment: str, notebook: Path, flags: str) -> str:
     return f"{assignment}-{digest.hexdigest()[:32]}"
 
 
-def warm(assignment: str, course_root: str | Path, env: dict[str, str] | None = None) -> Path | None:
+def warm(assignment: str, course_root: str | Path, env: dict[str, str] | None = None,
+         logger: logging.Logger | logging.LoggerAdapter = log) -> Path | None:
     """Write the reference's programs for ``assignment`` into the cache, unless this version of it
     is written already; the folder, or None where there is no reference to run (then kernels
-    compile everything, as without a cache). Never raises: a failed warm-up only costs speed."""
+    compile everything, as without a cache). Never raises: a failed warm-up only costs speed.
+    What it did goes to ``logger`` (nbgrader's log, from the converter)."""
     from autograder.grading import compiler
 
     notebook = (Path(course_root) / "source" / assignment / f"{assignment}.ipynb").resolve()
@@ -181,7 +186,7 @@ def warm(assignment: str, course_root: str | Path, env: dict[str, str] | None = 
         # (flock needs no more than a read-only descriptor) and stall every later command.
         with open(where.parent / _LOCK, "a") as lock:
             if not _locked(lock, WARM_SECONDS):
-                log.warning("autograder: another command has been writing the compile cache for over %d s; "
+                logger.warning("autograder: another command has been writing the compile cache for over %d s; "
                             "grading without waiting for it", WARM_SECONDS)
                 return where
             if done.exists():
@@ -193,20 +198,22 @@ def warm(assignment: str, course_root: str | Path, env: dict[str, str] | None = 
                     env={**env, FOLDER_ENV: ""}, cwd=notebook.parent, stdin=subprocess.DEVNULL,
                     capture_output=True, text=True, timeout=WARM_SECONDS,
                 )
-                failed = f"it ended with exit code {ran.returncode}: {ran.stderr.strip()[-300:]}" if ran.returncode else ""
+                failed = ""
+                if ran.returncode:
+                    failed = f"it ended with exit code {ran.returncode}: {ran.stderr.strip()[-300:]}"
             except subprocess.TimeoutExpired:
                 failed = f"it ran past {WARM_SECONDS} s"
             # Stamped either way: a reference that fails is not run again by every command, only
             # once it changes (a new stamp).
             done.write_text(failed)
             if failed:
-                log.warning("autograder: the reference run for %s's compile cache failed (%s); kernels read what "
+                logger.warning("autograder: the reference run for %s's compile cache failed (%s); kernels read what "
                             "it wrote before it stopped and compile the rest", assignment, failed)
             else:
-                log.info("autograder: wrote the compile cache for %s from its reference in %.1f s", assignment,
+                logger.info("autograder: wrote the compile cache for %s from its reference in %.1f s", assignment,
                          time.monotonic() - began)
-    except (OSError, subprocess.SubprocessError, ValueError) as error:
-        log.warning("autograder: no compile cache for %s (%s); kernels compile everything", assignment, error)
+    except (OSError, ImportError, subprocess.SubprocessError, ValueError) as error:  # ImportError: no jax metadata
+        logger.warning("autograder: no compile cache for %s (%s); kernels compile everything", assignment, error)
         return None
     return where
 
@@ -224,16 +231,17 @@ def _locked(lock, seconds: float) -> bool:
             time.sleep(0.2)
 
 
-def kernel_folder() -> str | None:
+def kernel_folder(logger: logging.Logger | logging.LoggerAdapter = log) -> str | None:
     """The folder a confined kernel reads: only one of this user's that no one else can write
-    (else None, and kernels compile everything)."""
+    (else None, said to ``logger``, and kernels compile everything)."""
     where = folder()
     try:
         found = os.lstat(where)
     except OSError:
         return None
-    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid() or found.st_mode & 0o022 or not trusted(where):
-        log.warning("autograder: %s is not this user's alone to write; grading kernels do not read it", where)
+    mine = stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid() and not found.st_mode & 0o022
+    if not (mine and trusted(where)):
+        logger.warning("autograder: %s is not this user's alone to write; grading kernels do not read it", where)
         return None
     return str(where)
 
