@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -168,11 +169,14 @@ def test_the_warm_up_writes_once_per_reference_version(tmp_path, monkeypatch):
     course = tmp_path / "course"
     assignment = "loops"
     source = course / "source" / assignment
-    source.mkdir(parents=True)
-    reference = REPO / "source" / assignment / f"{assignment}.ipynb"
-    (source / f"{assignment}.ipynb").write_bytes(reference.read_bytes())
+    shutil.copytree(REPO / "source" / assignment, source, ignore=shutil.ignore_patterns("__pycache__"))
+    before = sorted(str(p.relative_to(source)) for p in source.rglob("*"))
+    assert "selfcheck.py" in before  # the reference imports it
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(REPO)}
     where = compile_cache.warm(assignment, course, env)
+    # The instructor's source/ is left as it was: the reference ran in a copy (a __pycache__ it once
+    # left there changed the course's source and every later student's folder).
+    assert sorted(str(p.relative_to(source)) for p in source.rglob("*")) == before
     assert where == tmp_path / "xdg" / "jax-tracing-course" / "compiled"
     assert stat.S_IMODE(os.stat(where).st_mode) == 0o311
     entries = sorted(name for name in os.listdir(where) if name.endswith("-cache"))

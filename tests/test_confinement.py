@@ -113,9 +113,13 @@ def test_a_kernel_sees_only_its_own_folder_as_a_user_of_its_own(tmp_path):
 
 
 def _put_back_in_home() -> set[str]:
-    """The first folder, under home, of each path the jail puts back (Python, the connection file)."""
+    """The first folder, under home, of each path the jail puts back (Python, the connection file,
+    the compile cache where one is lent)."""
+    from autograder.grading import compile_cache
+
     home = Path.home().resolve()
-    kept = map(Path, kernel_manager.kept_paths(os.path.join(jupyter_runtime_dir(), "kernel.json")))
+    connection = os.path.join(jupyter_runtime_dir(), "kernel.json")
+    kept = map(Path, kernel_manager.kept_paths(connection, compile_cache.kernel_folder()))
     return {path.relative_to(home).parts[0] for path in kept if path.is_relative_to(home)}
 
 

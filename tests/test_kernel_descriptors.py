@@ -48,7 +48,7 @@ MARKER = "ESCAPE-PROBE-3e1f"
 ESCAPE = f"\x1b]0;{MARKER}\x07"
 
 PROBE = r'''
-import json, os
+import json, os, sys
 held = {}
 for fd in os.listdir("/proc/self/fd"):
     try:
@@ -72,11 +72,13 @@ for fd, target in held.items():
         except OSError:
             pass
 fields = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
-print("DESCRIPTORS " + json.dumps({
+# One write, newline included: ipykernel forwards what reached its capture pipes (the escapes above)
+# as they come, and a print's two writes once had them land between the line and its newline.
+sys.stdout.write("DESCRIPTORS " + json.dumps({
     "held": held, "terminals": terminals, "opened": opened,
     "session leader": os.getsid(0) == os.getpid(), "controlling terminal": int(fields[4]),
     "/dev/pts": sorted(os.listdir("/dev/pts")) if os.path.isdir("/dev/pts") else None,
-}))
+}) + "\n")
 '''
 
 #: Runs in the process that becomes nbgrader's, as root: takes the pseudo-terminal (its standard

@@ -323,10 +323,13 @@ def hidden_paths(config) -> list[str]:
     return [os.path.realpath(path) for path in hide]
 
 
-def kept_paths(connection_file: str) -> list[str]:
+def kept_paths(connection_file: str, compiled: str | None = None) -> list[str]:
     """What a kernel needs to start and to grade: Python, its packages, the grading package it
-    imports (:func:`~autograder.confinement.copies.kernel_copy`), its connection file."""
+    imports (:func:`~autograder.confinement.copies.kernel_copy`), its connection file, and the
+    compile cache it reads (``compiled``, :func:`~autograder.grading.compile_cache.kernel_folder`)."""
     keep = {sys.base_prefix, sys.prefix, sys.exec_prefix, str(copies.kernel_copy()), connection_file}
+    if compiled is not None:
+        keep.add(compiled)
     here = os.getcwd()
     keep.update(p for p in sys.path if p and os.path.abspath(p) != here and os.path.exists(p))
     return sorted(os.path.realpath(path) for path in keep)
@@ -577,12 +580,10 @@ class ConfinedKernelManager(AsyncKernelManager):
         cwd = kw.get("cwd") or os.getcwd()
         hidden = hidden_paths(self.config)
         hide = [arg for path in hidden for arg in ("--hide", path)]
-        kept = kept_paths(self.connection_file)
         cache = compile_cache.kernel_folder(self.log) if self.compile_cache else None
         if cache is not None:  # bound back read-only, as every kept path; only a confined kernel reads it
             kw["env"][compile_cache.FOLDER_ENV] = cache
-            kept.append(cache)
-        keep = [arg for path in kept for arg in ("--keep", path)]
+        keep = [arg for path in kept_paths(self.connection_file, cache) for arg in ("--keep", path)]
         private = [arg for path in private_paths(hidden) for arg in ("--private", path)]
         jail_arguments = ["--cwd", str(cwd), *hide, *keep, *private, "--sockets", self.private_folder, "--", *cmd]
         server = fork_server(cmd, kw["env"], self.log) if self.fork_server else None

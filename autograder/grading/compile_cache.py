@@ -52,9 +52,11 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Mapping
@@ -193,11 +195,7 @@ def warm(assignment: str, course_root: str | Path, env: dict[str, str] | None = 
                 return where
             began = time.monotonic()
             try:
-                ran = subprocess.run(
-                    [sys.executable, "-m", __name__, assignment, str(notebook), str(where)],
-                    env={**env, FOLDER_ENV: ""}, cwd=notebook.parent, stdin=subprocess.DEVNULL,
-                    capture_output=True, text=True, timeout=WARM_SECONDS,
-                )
+                ran = _run_the_reference(assignment, notebook, where, env)
                 failed = ""
                 if ran.returncode:
                     failed = f"it ended with exit code {ran.returncode}: {ran.stderr.strip()[-300:]}"
@@ -216,6 +214,20 @@ def warm(assignment: str, course_root: str | Path, env: dict[str, str] | None = 
         logger.warning("autograder: no compile cache for %s (%s); kernels compile everything", assignment, error)
         return None
     return where
+
+
+def _run_the_reference(assignment: str, notebook: Path, where: Path, env: dict[str, str]):
+    """The warm-up's child, in a copy of the reference's folder (its ``selfcheck.py`` and data beside
+    it): the course's ``source/`` is the instructor's and is left as it was, without so much as a
+    ``__pycache__``."""
+    with tempfile.TemporaryDirectory(prefix="autograder-reference-") as scratch:
+        copy = Path(scratch) / assignment
+        shutil.copytree(notebook.parent, copy, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+        return subprocess.run(
+            [sys.executable, "-m", __name__, assignment, str(copy / notebook.name), str(where)],
+            env={**env, FOLDER_ENV: "", "PYTHONDONTWRITEBYTECODE": "1"}, cwd=copy, stdin=subprocess.DEVNULL,
+            capture_output=True, text=True, timeout=WARM_SECONDS,
+        )
 
 
 def _locked(lock, seconds: float) -> bool:

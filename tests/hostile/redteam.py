@@ -239,7 +239,11 @@ ENTRIES: tuple[Hostile, ...] = (
     ),
     Hostile(
         # Held in the review: none survived kill_leftovers; the batch's last test finds no process left.
-        "hops-pids-to-outlive-cleanup", SMM, (insert_after("choose", HOPS_PIDS.format(chains=8)),),
+        # The chains start in the notebook's last cell: they fill the kernel's own pids cap (256), and
+        # XLA makes its threads as it needs them, so a later cell that needs one aborts the kernel
+        # (SIGABRT): its own points, by the course's rule, but a race, whose odds moved with every
+        # change to how much a kernel compiles. What this entry tests is the cleanup after the kernel.
+        "hops-pids-to-outlive-cleanup", SMM, (insert_after("END", HOPS_PIDS.format(chains=8)),),
         points(SMM), feedback=r"redteam-hop: started 8 chains",
     ),
 )
