@@ -21,3 +21,15 @@ def autograded(course_dir: Path, assignment: str, student_id: str, notebook: Pat
     scratch.nbgrader(course, ["autograde", assignment], course.root)
     scratch.nbgrader(course, ["generate_feedback", assignment], course.root)
     return course
+
+
+def autograde_each(course: scratch.ScratchCourse, notebooks: dict[tuple[str, str], Path]) -> scratch.ScratchCourse:
+    """Every ``(student, assignment) -> notebook`` handed in to ``course`` (prepared, its config as the
+    caller left it), each assignment generated and then autograded in one ``nbgrader autograde``."""
+    assignments = sorted({assignment for _, assignment in notebooks})
+    scratch.generate(course, assignments)
+    for (student, assignment), notebook in notebooks.items():
+        scratch.place_submission(course, student, assignment, notebook)
+    for assignment in assignments:
+        scratch.nbgrader(course, ["autograde", assignment], course.root)
+    return course

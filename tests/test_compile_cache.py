@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import graded_course
 import nbformat
 import pytest
 from conftest import REPO
@@ -324,12 +325,7 @@ def _grade(root: Path, notebooks: dict, cache: bool) -> scratch.ScratchCourse:
     if not cache:
         with open(course.root / "nbgrader_config.py", "a") as config:
             config.write("c.ConfinedKernelManager.compile_cache = False\n")
-    scratch.generate(course, sorted({a for _, a in notebooks}))
-    for (student, assignment), notebook in notebooks.items():
-        scratch.place_submission(course, student, assignment, notebook)
-    for assignment in sorted({a for _, a in notebooks}):
-        scratch.nbgrader(course, ["autograde", assignment], course.root)
-    return course
+    return graded_course.autograde_each(course, notebooks)
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ import signal
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import graded_course
 import nbformat
 import pytest
 import test_confinement as confinement
@@ -116,12 +117,7 @@ def _grade(root: Path, notebooks: dict, forked: bool) -> scratch.ScratchCourse:
     course = scratch.prepare_course(root)
     if not forked:
         scratch.start_kernels_afresh(course)
-    scratch.generate(course, sorted({a for _, a in notebooks}))
-    for (student, assignment), notebook in notebooks.items():
-        scratch.place_submission(course, student, assignment, notebook)
-    for assignment in sorted({a for _, a in notebooks}):
-        scratch.nbgrader(course, ["autograde", assignment], course.root)
-    return course
+    return graded_course.autograde_each(course, notebooks)
 
 
 def _outputs(course: scratch.ScratchCourse, student: str, assignment: str, as_shown: bool = False) -> list[str]:
