@@ -189,7 +189,7 @@ def warm(assignment: str, course_root: str | Path, env: dict[str, str] | None = 
         with open(where.parent / _LOCK, "a") as lock:
             if not _locked(lock, WARM_SECONDS):
                 logger.warning("autograder: another command has been writing the compile cache for over %d s; "
-                            "grading without waiting for it", WARM_SECONDS)
+                               "grading without waiting for it", WARM_SECONDS)
                 return where
             if done.exists():
                 return where
@@ -205,11 +205,11 @@ def warm(assignment: str, course_root: str | Path, env: dict[str, str] | None = 
             # once it changes (a new stamp).
             done.write_text(failed)
             if failed:
-                logger.warning("autograder: the reference run for %s's compile cache failed (%s); kernels read what "
-                            "it wrote before it stopped and compile the rest", assignment, failed)
+                logger.warning("autograder: the reference run for %s's compile cache failed (%s); kernels read "
+                               "what it wrote before it stopped and compile the rest", assignment, failed)
             else:
                 logger.info("autograder: wrote the compile cache for %s from its reference in %.1f s", assignment,
-                         time.monotonic() - began)
+                            time.monotonic() - began)
     except (OSError, ImportError, subprocess.SubprocessError, ValueError) as error:  # ImportError: no jax metadata
         logger.warning("autograder: no compile cache for %s (%s); kernels compile everything", assignment, error)
         return None
