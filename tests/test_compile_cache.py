@@ -330,8 +330,6 @@ def _grade(root: Path, notebooks: dict, cache: bool) -> scratch.ScratchCourse:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from test_forked_kernels import _outputs  # noqa: F401 - the same comparison, pids and times aside
-
     if os.geteuid() != 0:
         pytest.skip("lists the 0311 cache folder as its owner's root would; tests/test_rootless.py runs as a user")
     work = tmp_path_factory.mktemp("compile-cache")
