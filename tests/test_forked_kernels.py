@@ -249,6 +249,32 @@ def test_kernels_start_afresh_once_the_fork_server_has_died(tmp_path, caplog, no
     assert "the fork server exited with code -9; kernels start afresh through the jail" in caplog.text
 
 
+# ---------------------------------------------------------------- what the server imported for its kernels
+
+def test_a_forked_kernels_first_lowerings_import_nothing_the_server_could_have(tmp_path, no_server_yet):
+    """A module a kernel imports on its first lowering is imported again by every kernel: the
+    server preloads them (forkserver.PRELOAD), the first jit and a call of a grader's handed
+    step (an exported program, whose lowering makes JAX load SciPy's LAPACK) included."""
+    import jax
+    import jax.numpy as jnp
+
+    from autograder.kit.handed import Compiled
+
+    step = Compiled(lambda x: jnp.sin(x).sum(), jax.ShapeDtypeStruct((3,), jnp.float32)).serialized()
+    source = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import jax, jax.numpy as jnp\n"
+        "from autograder.kit.handed import Compiled\n"
+        "jax.jit(lambda x: jnp.cos(x) * 2)(jnp.ones(3)).block_until_ready()\n"
+        f"Compiled.from_serialized({step!r}, ['x'])(jnp.ones(3)).block_until_ready()\n"
+        "print('forked:', 'autograder.confinement.forkclient' in sys.modules)\n"
+        "print('imported:', sorted(set(sys.modules) - before))\n"
+    )
+    shown, _ = confinement._run(tmp_path, source)
+    assert shown == ["forked: True\nimported: []\n"], shown
+
+
 # ---------------------------------------------------------------- a server another process started
 
 _FORKED_AND_TOLD = _FORKED + f"; import os; print({forkserver.SHARED_ENV!r} in os.environ)"
