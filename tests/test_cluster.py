@@ -14,7 +14,9 @@ scratch course with the submissions of ``test_parallel``: ``reference`` graded b
 2. a ``--force`` run stopped with SIGINT after its first student;
 3. the same command again, which resumes.
 
-Nothing here is timed.
+A worker keeps its grading process for the next run (``GRADER_IDLE`` seconds here): a
+further course is graded twice in a row, its configuration changed in between, and then
+left idle until every grading process is gone. Nothing else here is timed.
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ def graders_of(worker_pid: int) -> list[int]:
 
 #: Seconds a killed worker's grading processes may take to die.
 GRADERS_DIE_WITHIN = 10
+#: Seconds the cluster's workers keep an idle grading process for the next run.
+GRADER_IDLE = 15
 
 
 def alive(pid: int) -> bool:
@@ -190,12 +194,12 @@ class Graded:
     half_written_after_stop: set[str]
     resumed: tuple[int, list[str]]
     after_resume: dict
-    leftovers_before_close: list[str]
 
 
 @pytest.fixture(scope="module")
 def dask(tmp_path_factory):
-    with LocalCluster(tmp_path_factory.mktemp("dask"), workers=2, allowed_failures=1) as running:
+    with LocalCluster(tmp_path_factory.mktemp("dask"), workers=2, allowed_failures=1,
+                      grader_idle_seconds=GRADER_IDLE) as running:
         yield running
 
 
@@ -225,10 +229,8 @@ def graded(server, dask, tmp_path_factory) -> Graded:  # noqa: F811
     half_written_after_stop = {s for s in students if after_stop[s] is None and (course.root / "autograded" / s / ASSIGNMENT).exists()}
     resumed = run_command(course.root, dask.address)
     after_resume = marks(course, students)
-    time.sleep(1.0)  # the grading processes of the last run are being closed
-    leftovers = course_processes(course.root)
     return Graded(reference, course, students, dask, first, (work / "first.log").read_text(), killer.kills,
-                  after_first, half_written, stopped, after_stop, half_written_after_stop, resumed, after_resume, leftovers)
+                  after_first, half_written, stopped, after_stop, half_written_after_stop, resumed, after_resume)
 
 
 # ---------------------------------------------------------------- same grades
@@ -320,9 +322,43 @@ def test_the_resumed_cluster_run_grades_only_what_is_not_graded(graded):
     assert scratch.read_scores(graded.course) == scratch.read_scores(graded.reference)
 
 
+def _graders(cluster: LocalCluster, root: Path | None = None) -> set[int]:
+    """The grading processes of the cluster's workers (grading the course in ``root``, if given)."""
+    found = set()
+    for pid in (pid for worker in cluster.worker_pids().values() for pid in graders_of(worker)):
+        try:
+            if root is None or Path(f"/proc/{pid}/cwd").resolve() == root.resolve():
+                found.add(pid)
+        except OSError:
+            continue
+    return found
+
+
 @slow
-def test_no_grading_process_outlives_the_runs(graded):
-    assert graded.leftovers_before_close == []
+def test_a_grading_process_serves_the_next_run_reads_its_config_again_and_ends_once_idle(graded, tmp_path):
+    course = scratch.prepare_course(tmp_path / "course")
+    scratch.generate(course, [ASSIGNMENT])
+    handed_in = submissions(tmp_path / "notebooks")
+    when = datetime.datetime.now(datetime.timezone.utc)
+    for student in ("sample-correct", "sample-partial"):
+        scratch.place_submission(course, student, ASSIGNMENT, handed_in[student], when)
+    code, lines = run_command(course.root, graded.cluster.address)
+    assert code == 0, "\n".join(lines)
+    kept = _graders(graded.cluster, course.root)
+    assert kept, "no grading process waits for the next run"
+    phases = tmp_path / "phases.jsonl"  # written only by a grader that read the changed configuration
+    with open(course.root / "nbgrader_config.py", "a") as config:
+        config.write(f"c.ConfinedExecute.phase_log = {str(phases)!r}\n")
+    code, lines = run_command(course.root, graded.cluster.address, "--force")
+    assert code == 0, "\n".join(lines)
+    assert kept <= _graders(graded.cluster, course.root), "the first run's grading processes were replaced"
+    assert len(phases.read_text().splitlines()) == 2
+    # Idle, every grading process ends: this course's, and those the runs above left.
+    deadline = time.monotonic() + GRADER_IDLE + 30
+    while (_graders(graded.cluster) or course_processes(course.root)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _graders(graded.cluster) == set()
+    assert course_processes(course.root) == [] and course_processes(graded.course.root) == []
 
 
 # ---------------------------------------------------------------- bad input, named

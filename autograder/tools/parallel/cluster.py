@@ -23,9 +23,14 @@ file over the network.
    bar and lines. ``--log`` gets nbgrader's output of each.
 
 **On a worker**, a task hands its student to a grading process of its own thread,
-started at the run's first task there and kept for the rest of the run, so nbgrader
-and the fork server start once per worker thread, not once per student. That
-process dies with its thread's worker (``PR_SET_PDEATHSIG``), and its kernels with it.
+started at the first task there and kept for the rest of the run, so nbgrader and the
+fork server start once per worker thread, not once per student. It is kept after the
+run too, for :data:`IDLE_SECONDS` (``AUTOGRADER_GRADER_IDLE_SECONDS`` in the worker's
+environment; 0 ends it with its run): the next run, another assignment's say, reuses it
+and its fork server; nbgrader reads the course's configuration again at that run's first
+task, as a new command would. A run for another course folder or gradebook, or after the
+grading software changed on disk (:func:`software`), starts a new one. That process dies
+with its thread's worker (``PR_SET_PDEATHSIG``), and its kernels with it.
 
 **When a worker dies** Dask reruns its tasks elsewhere, up to the scheduler's
 ``distributed.scheduler.allowed-failures`` (3 by default); after that the student
@@ -44,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.metadata
+import os
 import platform
 import socket
 import sys
@@ -68,6 +74,11 @@ from autograder.tools.repository import REPO_ROOT, tool_env
 CONNECT_SECONDS = 30.0
 #: Packages whose versions must be the driver's on every worker: they decide the grades.
 GRADING_PACKAGES = ("nbgrader", "jax", "jaxlib", "hypothesis", "numpy", "ipykernel", "nbclient")
+#: Seconds a worker keeps an idle grading process for the next run, unless its environment's
+#: :data:`IDLE_SECONDS_ENV` says otherwise: several assignments graded one after another start
+#: nbgrader and a fork server once (about 5 s of two cores each time, measured).
+IDLE_SECONDS = 120.0
+IDLE_SECONDS_ENV = "AUTOGRADER_GRADER_IDLE_SECONDS"
 
 
 def autograde(
@@ -340,15 +351,18 @@ def software() -> dict[str, str]:
 
 
 class _Grader:
-    """A grading process (:mod:`autograder.tools.parallel.worker`) for one run, owned by the
-    worker thread that started it; it dies with that thread's process."""
+    """A grading process (:mod:`autograder.tools.parallel.worker`) for one course folder and
+    gradebook, owned by the worker thread that started it; it dies with that thread's process.
+    ``run_id`` is the run it grades for now, ``idle_since`` when its last run ended."""
 
-    def __init__(self, run_id: str, root: str, db_url: str | None):
+    def __init__(self, key: tuple, root: str, db_url: str | None):
         env = tool_env()
         env.pop(DB_URL_ENV, None)
         if db_url:
             env[DB_URL_ENV] = db_url
-        self.run_id = run_id
+        self.key = key
+        self.run_id: str | None = None
+        self.idle_since: float | None = None
         self.group = Workers(Path(root), 1, env)
         self.worker = self.group.workers[0]
         self.busy = False
@@ -364,18 +378,54 @@ class _Grader:
 _graders: dict[int, _Grader] = {}  # worker thread -> its grading process
 _stopped: set[str] = set()  # runs interrupted on this worker
 _guard = threading.Lock()
+_software: list = []  # (run, the software() digest as that run first found it)
+_reaper: list[threading.Thread] = []
+
+
+def idle_seconds() -> float:
+    try:
+        return max(0.0, float(os.environ.get(IDLE_SECONDS_ENV, IDLE_SECONDS)))
+    except ValueError:
+        return IDLE_SECONDS
+
+
+def _software_of(run_id: str) -> str:
+    """What :func:`software` says, once per run: a grading process started before the grading
+    software changed on disk runs the old one, and must not grade a later run."""
+    if not _software or _software[0] != run_id:
+        _software[:] = [run_id, repr(sorted(software().items()))]
+    return _software[1]
 
 
 def _grader(run_id: str, root: str, db_url: str | None) -> _Grader:
     thread = threading.get_ident()
+    key = (root, db_url, _software_of(run_id))
     with _guard:
         grader = _graders.get(thread)
-        if grader is not None and (grader.run_id != run_id or not grader.alive()):
+        if grader is not None and (grader.key != key or not grader.alive()):
             grader.close()
             grader = None
         if grader is None:
-            grader = _graders[thread] = _Grader(run_id, root, db_url)
+            grader = _graders[thread] = _Grader(key, root, db_url)
+        grader.run_id, grader.idle_since = run_id, None
+        if not _reaper:
+            _reaper.append(threading.Thread(target=_end_idle_graders, name="autograder-idle-graders", daemon=True))
+            _reaper[0].start()
         return grader
+
+
+def _end_idle_graders() -> None:
+    """End each grading process idle for :func:`idle_seconds` since its last run."""
+    while True:
+        time.sleep(max(0.5, min(5.0, idle_seconds() / 4)))
+        now = time.monotonic()
+        with _guard:
+            idle = [(thread, grader) for thread, grader in _graders.items()
+                    if grader.idle_since is not None and now - grader.idle_since >= idle_seconds()]
+            for thread, _ in idle:
+                del _graders[thread]
+        for _, grader in idle:
+            grader.close()
 
 
 def _forget(grader: _Grader) -> None:
@@ -408,7 +458,8 @@ def grade_task(run_id: str, root: str, assignment: str, student: str, expect, db
                 "error": grader.worker.failed_start, "where": _where()}
     grader.busy = True
     try:
-        reply = grader.worker.ask({"assignment": assignment, "student": student, "force": True, "expect": expect})
+        reply = grader.worker.ask({"assignment": assignment, "student": student, "force": True, "expect": expect,
+                                   "run": run_id})
     finally:
         grader.busy = False
     if reply is None:
@@ -416,7 +467,7 @@ def grade_task(run_id: str, root: str, assignment: str, student: str, expect, db
         _forget(grader)
         return {"student": student, "success": False, "interrupted": run_id in _stopped, "lost": True,
                 "seconds": time.monotonic() - start, "error": error, "where": _where()}
-    if reply.get("interrupted"):
+    if reply.get("interrupted") or reply.get("ended"):
         _forget(grader)  # it has exited
     reply["where"] = _where()
     return reply
@@ -433,11 +484,17 @@ def interrupt_run(run_id: str) -> int:
 
 
 def close_run(run_id: str) -> int:
-    """On a worker: end the run's grading processes (the run is over)."""
+    """On a worker: the run is over. Its grading processes wait :func:`idle_seconds` for the
+    next run (with 0, they end now); how many it had."""
+    keep = idle_seconds() > 0
     with _guard:
         ours = [(t, g) for t, g in _graders.items() if g.run_id == run_id]
-        for thread, _ in ours:
-            del _graders[thread]
-    for _, grader in ours:
-        grader.close()
+        for thread, grader in ours:
+            if keep:
+                grader.idle_since = time.monotonic()
+            else:
+                del _graders[thread]
+    if not keep:
+        for _, grader in ours:
+            grader.close()
     return len(ours)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from autograder.tools.errors import ParallelError
+from autograder.tools.parallel.cluster import IDLE_SECONDS_ENV
 from autograder.tools.repository import tool_env
 
 #: Seconds the scheduler and its workers get to start.
@@ -26,7 +27,8 @@ START_SECONDS = 120.0
 
 
 class LocalCluster:
-    def __init__(self, folder: Path, workers: int, allowed_failures: int | None = None):
+    def __init__(self, folder: Path, workers: int, allowed_failures: int | None = None,
+                 grader_idle_seconds: float | None = None):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.count = workers
@@ -36,6 +38,8 @@ class LocalCluster:
         env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
         if allowed_failures is not None:
             env["DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"] = str(allowed_failures)
+        if grader_idle_seconds is not None:  # how long a worker keeps its grading process for the next run
+            env[IDLE_SECONDS_ENV] = f"{grader_idle_seconds:g}"
         scheduler_file = self.folder / "scheduler.json"
         scheduler_file.unlink(missing_ok=True)
         self.log = open(self.folder / "cluster.log", "a")

@@ -28,6 +28,11 @@ workers, on one machine or several, grade the same student at once. The forked
 workers are children of the first: they end with it, and it waits for them, so
 their CPU time is counted.
 
+A request may name its ``"run"``. A process that serves several runs (a Dask worker's,
+:mod:`autograder.tools.parallel.cluster`, kept between one assignment's run and the next)
+reads the course's configuration again at the first request of each later run, as a new
+``nbgrader autograde`` would; its imports and its fork server are kept.
+
 ``--discard`` removes half-written gradings of students whose worker was killed
 mid-grading (:func:`autograder.tools.parallel.state.discard_partial`).
 """
@@ -60,14 +65,12 @@ _interrupted = threading.Event()
 DB_URL_ENV = "AUTOGRADER_DB_URL"
 
 
-def open_api():
+def open_api(db_url: str | None):
     """nbgrader's API, configured from the working folder as ``nbgrader autograde`` would be,
-    with the gradebook of :data:`DB_URL_ENV` if set (taken out of the environment, so that no
-    kernel inherits it)."""
+    with the gradebook ``db_url`` if given (the command line's, :data:`DB_URL_ENV`)."""
     from nbgrader.apps.api import NbGraderAPI
     from nbgrader.apps.autogradeapp import AutogradeApp
 
-    db_url = os.environ.pop(DB_URL_ENV, None)
     from autograder.grading import judge
 
     app = AutogradeApp()
@@ -227,12 +230,19 @@ def _fork_workers(channels: list[tuple[int, int]]) -> tuple[tuple[int, int], lis
     return channels[0], children
 
 
-def serve(api, tasks, results, kernels: dict) -> int:
-    """Answer requests on ``tasks`` until it closes; 130 after an interrupt."""
+def _take_db_url() -> str | None:
+    """The gradebook named by :data:`DB_URL_ENV`, taken out of the environment: no kernel inherits it."""
+    return os.environ.pop(DB_URL_ENV, None)
+
+
+def serve(api, tasks, results, kernels: dict, reopen=None) -> int:
+    """Answer requests on ``tasks`` until it closes; 130 after an interrupt, 1 when a later run
+    finds the course's configuration broken. ``reopen`` gives the API afresh for a later run."""
     def send(message: dict) -> None:
         results.write(json.dumps(message) + "\n")
 
     send({"ready": True, "pid": os.getpid(), **kernels})
+    run = None
     for line in tasks:
         if not line.strip():
             continue
@@ -240,6 +250,16 @@ def serve(api, tasks, results, kernels: dict) -> int:
         if "plan" in request:
             send(plan(api, **request["plan"]))
             continue
+        if request.get("run") != run:
+            if run is not None and reopen is not None:
+                try:
+                    api = reopen()
+                except (Exception, SystemExit) as error:  # noqa: BLE001 - the course's config, as the next run finds it
+                    send({"student": request.get("student"), "success": False, "interrupted": False, "ended": True,
+                          "seconds": 0.0, "error": f"autograde: nbgrader could not load the course's configuration "
+                                                   f"again: {type(error).__name__}: {error}", "cpu_seconds": _cpu()})
+                    return 1
+            run = request.get("run")
         send(grade(api, request))
         if _interrupted.is_set():
             return 130
@@ -277,7 +297,7 @@ def _kernels(api) -> dict:
 def discard(assignment: str, students: list[str]) -> int:
     from autograder.tools.parallel import state
 
-    course = Course(open_api().coursedir)
+    course = Course(open_api(_take_db_url()).coursedir)
     for student in students:
         state.discard_partial(course, assignment, student)
     return 0
@@ -294,8 +314,9 @@ def main(argv: list[str]) -> int:
     channels = _channels(argv[1])
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, _on_sigint)
+    db_url = _take_db_url()
     try:
-        api = open_api()
+        api = open_api(db_url)
     except (Exception, SystemExit) as error:
         for _, out in channels:
             os.write(out, (json.dumps({"ready": False, "error": f"{type(error).__name__}: {error}"}) + "\n").encode())
@@ -306,7 +327,7 @@ def main(argv: list[str]) -> int:
     _watch_parent(started_by if os.getpid() == first else first)
     with os.fdopen(tasks, "r") as task_lines, os.fdopen(results, "w", buffering=1) as result_lines:
         try:
-            code = serve(api, task_lines, result_lines, kernels)
+            code = serve(api, task_lines, result_lines, kernels, reopen=lambda: open_api(db_url))
         except KeyboardInterrupt:  # Ctrl-C while waiting for a task
             code = 130
     for child in children:  # so that their CPU time reaches the coordinator's
