@@ -13,7 +13,8 @@ mix of samples and corpus faults). Every assignment is graded, with ``--force``,
 
 Reported per run: notebooks per second as run (the command's wall time), and over
 its grading alone (from the tasks' submission to the last result: without the
-driver's import and plan, with each worker's first nbgrader and fork server start),
+driver's import and plan, with each worker's nbgrader and fork server start, which only
+the first assignment's run pays: a worker keeps its grading process for the next run),
 and the ratio of each to the floor's. Every run must give every student the points
 the floor gave. On a machine with C cores, more than C workers share the cores: the
 figure for 4 workers on 2 cores shows the cost of oversubscription, not a speed-up.
