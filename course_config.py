@@ -53,7 +53,6 @@ from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades,
 )
 
-from autograder.confinement.preprocessors import ConfinedExecute, ScrubGraderSource  # noqa: E402
 from autograder.confinement.sanitise import SanitiseStudentContent  # noqa: E402
 
 # ConfinedExecute: nbgrader's Execute, each kernel in a private view of the machine as
@@ -63,8 +62,11 @@ from autograder.confinement.sanitise import SanitiseStudentContent  # noqa: E402
 # SanitiseStudentContent, last: once the grades are saved, every markdown cell and output of the
 # notebook that formgrader and the feedback pages render is made unable to run script there
 # (autograder/confinement/sanitise.py); nbgrader writes the autograded notebook after it.
+# The first two are named by their import path: the judge brings in JAX, which nbconvert then loads when
+# autograde starts, and the course's other commands (collect, generate_feedback, formgrader, ...) never do.
 c.Autograde.autograde_preprocessors = [
-    ConfinedExecute, ScrubGraderSource, IgnorePattern, ClearMetadataPreprocessor,
+    "autograder.confinement.preprocessors.ConfinedExecute", "autograder.confinement.preprocessors.ScrubGraderSource",
+    IgnorePattern, ClearMetadataPreprocessor,
     LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata, SanitiseStudentContent,
 ]
 

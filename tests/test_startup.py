@@ -15,6 +15,8 @@ import sys
 
 from conftest import REPO
 
+from autograder.tools import scratch
+
 
 def _imports(code: str, **env) -> str:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
@@ -41,6 +43,19 @@ def test_the_course_commands_treat_rfc3987_syntax_as_absent_even_when_installed(
     # And the stand-in is importable at all: without the guard it would have been imported.
     assert _imports("import nbformat, jsonschema; print('read')", PYTHONPATH=f"{tmp_path}:{REPO}") == "read"
     assert marker.exists()
+
+
+def test_the_course_commands_load_its_configuration_without_jax(tmp_path):
+    """Every command in the course folder loads course_config.py (collect, generate_feedback, export,
+    formgrader, ...): JAX, about 1.3 s of CPU, comes only with autograde's judge, which the configuration
+    names by import path for nbconvert to import when autograde starts."""
+    course = scratch.prepare_course(tmp_path / "course")
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "nbgrader", "list"], cwd=course.root,
+                          capture_output=True, text=True, env=scratch.tool_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "autograder.confinement.converters" in imported  # the course's configuration was loaded
+    assert sorted(m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "hypothesis")) == []
 
 
 def test_every_xla_flag_the_course_sets_is_one_this_xla_knows(tmp_path):

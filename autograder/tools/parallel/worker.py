@@ -283,10 +283,14 @@ def _kernels(api) -> dict:
     """How this course's kernels start here, for the coordinator's screen: ``fork_server`` (whether
     they come from one, else one started for us is idle) and what
     :func:`~autograder.confinement.kernel_manager.confinement_on_screen` says of their jail."""
+    from traitlets.utils.importstring import import_item
+
     from autograder.confinement import kernel_manager
     from autograder.confinement.preprocessors import ConfinedExecute
 
     preprocessors = api.config.get("Autograde", {}).get("autograde_preprocessors", [])
+    # A class, or its import path as nbconvert takes it (course_config.py names ConfinedExecute so).
+    preprocessors = [import_item(p) if isinstance(p, str) else p for p in preprocessors]
     confined = any(isinstance(p, type) and issubclass(p, ConfinedExecute) for p in preprocessors)
     settings = api.config.get("ConfinedKernelManager", {})
     forks = confined and bool(settings.get("fork_server", True)) and kernel_manager.can_confine()
