@@ -162,10 +162,18 @@ def _grade(course: scratch.ScratchCourse, mode: str, plain) -> tuple[float, str]
     log_start = course.log.stat().st_size
     start = time.monotonic()
     if mode == "serial":
-        # One assignment at a time, static_max_mode (most of the entries, and the stalling ones) first:
-        # beside the plain batch, which goes in the other order, the two end together.
-        for assignment in reversed(COURSE_ASSIGNMENTS):
-            scratch.nbgrader(course, ["autograde", assignment], course.root, check=False)  # some cannot be graded
+        # nbgrader's own command, one per assignment, two at a time, as an instructor with two terminals
+        # runs them (each run stages its own private copies): static_max_mode (most of the entries, and
+        # the stalling ones, which wait on their budgets with the CPU free) beside the others in turn.
+        def autograde_each(assignments):
+            for assignment in assignments:
+                scratch.nbgrader(course, ["autograde", assignment], course.root, check=False)  # some cannot be graded
+
+        stalling = "static_max_mode"
+        with ThreadPoolExecutor(2) as pool:
+            for done in [pool.submit(autograde_each, [stalling]),
+                         pool.submit(autograde_each, [a for a in reversed(COURSE_ASSIGNMENTS) if a != stalling])]:
+                done.result()
     elif mode == "parallel":
         for assignment in COURSE_ASSIGNMENTS:
             autograde(assignment, course.root, workers=2, out=io.StringIO(), log=course.log)
@@ -234,10 +242,10 @@ _BESIDE = ("serial", "plain")
 @pytest.fixture(scope="module")
 def batches(tmp_path_factory) -> dict[str, Batch]:
     """Every mode's batch. The courses are prepared side by side, and so do the grading commands of
-    the serial and plain modes run (each is its own nbgrader or parallel command in
-    its own course, as two instructors on one machine would run them): the serial batch mostly
-    waits on its one kernel at a time, and its stalling entries wait on their budgets, so the two
-    together take little longer than the longer one. Each batch's seconds are its own command's."""
+    the serial and plain modes run (each is its own nbgrader or parallel commands in
+    its own course, as two instructors on one machine would run them): the serial batch's commands
+    mostly wait on their one kernel at a time, and its stalling entries wait on their budgets, so the
+    two together take little longer than the longer one. Each batch's seconds are its own commands'."""
     with ThreadPoolExecutor(len(MODES)) as pool:  # each mostly one nbgrader command at a time
         preparing = {mode: pool.submit(_prepare, mode, tmp_path_factory) for mode in MODES}
         prepared = {mode: future.result() for mode, future in preparing.items()}
@@ -435,9 +443,25 @@ def _leaked(batch: Batch, student: str, assignment: str, hidden: frozenset[str])
     own = _own_sources(batch, student, assignment)
     own_lines = _lines(own)
     page = html_text(batch.feedback(student, assignment))
-    shown = "\n".join(line for line in page.splitlines() if line.strip() not in own_lines)
+    shown = _Lines(line for line in dict.fromkeys(page.splitlines()) if line.strip() not in own_lines)
     own_text = "\n".join(own)
     return sorted(line for line in hidden if line in shown and line not in own_text)
+
+
+class _Lines:
+    """Lines of a page, searched as their text joined by line breaks is, for a line without one: quick
+    on a page with lines of megabytes (``sanitises-slowly``), which a line holding a character they
+    lack cannot stand in."""
+
+    LONG = 65536
+
+    def __init__(self, lines):
+        lines = list(lines)
+        self.short = "\n".join(line for line in lines if len(line) < self.LONG)
+        self.long = [(frozenset(line), line) for line in lines if len(line) >= self.LONG]
+
+    def __contains__(self, line: str) -> bool:
+        return line in self.short or any(set(line) <= chars and line in text for chars, text in self.long)
 
 
 def _page_params():
