@@ -81,6 +81,7 @@ SAFE_PATH = "PYTHONSAFEPATH"
 _FORKCLIENT = Path(forkserver.forkclient.__file__).resolve()
 _server: forkserver.Server | forkserver.Attached | None = None  # the fork server, once started or attached
 _no_server: str | None = None  # why there is none, once it failed
+_server_started_for: dict[str, str] | None = None  # the kernels' environment (:func:`_server_env`) it serves
 _announced = False  # whether this process said how its kernels start
 
 
@@ -407,21 +408,34 @@ def kill_leftovers(pid: int) -> int:
     return killed
 
 
+def _server_env(env: dict[str, str]) -> dict[str, str]:
+    """What of a kernel's environment its fork server imported with: all but what each kernel gets
+    on its own (the compile cache's folder, which a kernel reads at its start)."""
+    return {k: v for k, v in env.items() if k != compile_cache.FOLDER_ENV}
+
+
 def fork_server(cmd: list[str], env: dict[str, str], log):
     """The fork server for kernels of command ``cmd``: the one named in
     :data:`~autograder.confinement.forkserver.SHARED_ENV` (the parallel command's), else this
     process's own, started on first use; None (said once in the log) if it cannot serve them."""
-    global _server, _no_server
+    global _server, _no_server, _server_started_for
     if _no_server is None and not _forkable(cmd, env):
         _no_server = why_not_forkable(cmd, env)
         log.warning("autograder: no fork server (%s); kernels start afresh through the jail", _no_server)
     if _server is not None and not _server.running():
         _no_server, _server = _server.ended(), None
         log.warning("autograder: %s; kernels start afresh through the jail from now on", _no_server)
+    if isinstance(_server, forkserver.Server) and _server_started_for != _server_env(env):
+        # Another run's kernels (a kept Dask grading process, its kernelspec changed since): what the
+        # server imported was set up with the first run's environment (JAX reads its flags on import).
+        log.info("autograder: the kernels' environment changed; a new fork server starts")
+        _server.close()
+        _server = None
     if _server is None and _no_server is None:
         shared = os.environ.get(forkserver.SHARED_ENV)
         try:
             _server = forkserver.Attached(shared) if shared else forkserver.Server(env)
+            _server_started_for = _server_env(env)
         except (OSError, RuntimeError) as error:
             _no_server = str(error)
             log.warning("autograder: no fork server (%s); kernels start afresh through the jail", error)
@@ -642,6 +656,11 @@ class ConfinedKernelManager(AsyncKernelManager):
             kill_leftovers(pid)
         self._remove_private_folder()
         self._close_streams()
+
+    # What nbclient calls alone once the kernel has died (it shuts down only a live one). jupyter_client's
+    # AsyncKernelManager binds this name to its own base's coroutine, which would skip the lines above:
+    # whatever a dead kernel left running would live on, writing into nbgrader's log.
+    cleanup_resources = _async_cleanup_resources
 
     def _close_streams(self) -> None:
         """Hear the last of the kernel's streams (its processes are gone: the pipe has ended)."""

@@ -619,6 +619,14 @@ FIRST = (
         points(BR), feedback=r"started a process of its own: \d+",
     ),
     Hostile(
+        # The red team's (kept Dask grading processes): the same, and then the kernel dies. nbclient cleans
+        # up after a dead kernel by a call of its own, which jupyter_client bound to its base class: the
+        # process lived on (and, kept by a Dask worker, wrote into the next run's log).
+        "outlives-its-dying-kernel", BR,
+        (insert_after("broken_branch", OUTLIVES_KERNEL), insert_after("END", "import os\nos._exit(3)  # and gone")),
+        points(BR), feedback=r"started a process of its own: \d+",
+    ),
+    Hostile(
         "writes-gradebook-and-source", SMM, (insert_after("choose", WRITES_COURSE),),
         points(SMM), feedback=r"OperationalError: unable to open database file",
     ),

@@ -25,10 +25,12 @@ file over the network.
 **On a worker**, a task hands its student to a grading process of its own thread,
 started at the first task there and kept for the rest of the run, so nbgrader and the
 fork server start once per worker thread, not once per student. It is kept after the
-run too, for :data:`IDLE_SECONDS` (``AUTOGRADER_GRADER_IDLE_SECONDS`` in the worker's
-environment; 0 ends it with its run): the next run, another assignment's say, reuses it
-and its fork server; nbgrader reads the course's configuration again at that run's first
-task, as a new command would. A run for another course folder or gradebook, or after the
+run too, for :data:`IDLE_SECONDS` after its last task (``AUTOGRADER_GRADER_IDLE_SECONDS`` in
+the worker's environment; 0 ends it with its run), whether or not the run's driver lived to
+close it: the next run, another assignment's say, reuses it and its fork server; nbgrader
+reads the course's configuration again at that run's first task, as a new command would, and
+the fork server starts again if the kernels' environment changed (their kernelspec's, say). A
+run for another course folder or gradebook (a folder replaced at the same path too), or after the
 grading software changed on disk (:func:`software`), starts a new one. That process dies
 with its thread's worker (``PR_SET_PDEATHSIG``), and its kernels with it.
 
@@ -72,8 +74,10 @@ from autograder.tools.repository import REPO_ROOT, tool_env
 
 #: Seconds to reach the scheduler, and then to wait for its first worker.
 CONNECT_SECONDS = 30.0
-#: Packages whose versions must be the driver's on every worker: they decide the grades.
-GRADING_PACKAGES = ("nbgrader", "jax", "jaxlib", "hypothesis", "numpy", "ipykernel", "nbclient")
+#: Packages whose versions must be the driver's on every worker: they decide the grades, or run the
+#: kernels and the notebook (a kept grading process, which imported them, ends when one changes).
+GRADING_PACKAGES = ("nbgrader", "jax", "jaxlib", "hypothesis", "numpy", "scipy", "ml_dtypes", "ipykernel", "ipython",
+                    "nbclient", "nbconvert", "nbformat", "jupyter_client", "traitlets", "pyzmq")
 #: Seconds a worker keeps an idle grading process for the next run, unless its environment's
 #: :data:`IDLE_SECONDS_ENV` says otherwise: several assignments graded one after another start
 #: nbgrader and a fork server once (about 5 s of two cores each time, measured).
@@ -353,7 +357,7 @@ def software() -> dict[str, str]:
 class _Grader:
     """A grading process (:mod:`autograder.tools.parallel.worker`) for one course folder and
     gradebook, owned by the worker thread that started it; it dies with that thread's process.
-    ``run_id`` is the run it grades for now, ``idle_since`` when its last run ended."""
+    ``run_id`` is the run it grades for now, ``idle_since`` when its last task ended (None while one runs)."""
 
     def __init__(self, key: tuple, root: str, db_url: str | None):
         env = tool_env()
@@ -397,9 +401,19 @@ def _software_of(run_id: str) -> str:
     return _software[1]
 
 
+def _folder_identity(root: str) -> tuple[int, int] | None:
+    """Which folder stands at ``root`` now: a course folder replaced at the same path between two runs
+    is another course, and a kept grading process works in the old one (its working folder)."""
+    try:
+        info = os.stat(root)
+    except OSError:
+        return None  # the grading process says what is wrong with it
+    return info.st_dev, info.st_ino
+
+
 def _grader(run_id: str, root: str, db_url: str | None) -> _Grader:
     thread = threading.get_ident()
-    key = (root, db_url, _software_of(run_id))
+    key = (root, _folder_identity(root), db_url, _software_of(run_id))
     with _guard:
         grader = _graders.get(thread)
         if grader is not None and (grader.key != key or not grader.alive()):
@@ -461,7 +475,9 @@ def grade_task(run_id: str, root: str, assignment: str, student: str, expect, db
         reply = grader.worker.ask({"assignment": assignment, "student": student, "force": True, "expect": expect,
                                    "run": run_id})
     finally:
-        grader.busy = False
+        # Idle from now until its next task: should the run's driver never close it (killed, its
+        # terminal gone), the reaper still ends it once idle.
+        grader.busy, grader.idle_since = False, time.monotonic()
     if reply is None:
         error = f"its grading process died: {grader.group.stderr_tail(3)}"
         _forget(grader)
