@@ -568,8 +568,11 @@ class ConfinedKernelManager(AsyncKernelManager):
     private_folder: str | None = None
     #: The running kernel's standard output and error (:class:`KernelStreams`).
     streams: KernelStreams | None = None
+    #: The kernel (its client's process id) whose leftovers were killed last.
+    _leftovers_killed: int | None = None
 
     async def _async_pre_start_kernel(self, **kw):
+        self._leftovers_killed = None
         if not can_confine() and not self.allow_unconfined:
             message = refusal(why_not_confined())
             self.log.error(message)
@@ -652,8 +655,9 @@ class ConfinedKernelManager(AsyncKernelManager):
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         pid = getattr(self.provisioner, "pid", None)
         await super()._async_cleanup_resources(restart=restart)
-        if pid and can_confine():
+        if pid and pid != self._leftovers_killed and can_confine():  # nbclient cleans up after a shutdown too
             kill_leftovers(pid)
+            self._leftovers_killed = pid
         self._remove_private_folder()
         self._close_streams()
 
