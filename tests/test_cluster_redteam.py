@@ -132,14 +132,19 @@ def points(lines: list[str]) -> dict[str, tuple[float, float]]:
     return {m["student"]: (float(m["points"]), float(m["max"])) for m in map(GRADED.match, lines) if m}
 
 
-def report_of(course: scratch.ScratchCourse, student: str) -> dict:
+def printed(course: scratch.ScratchCourse, student: str, mark: str):
+    """The JSON a notebook printed after ``mark`` on one line of a cell's output."""
     nb = json.loads((course.root / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
     for cell in nb["cells"]:
         for output in cell.get("outputs", []):
             text = "".join(output.get("text", ""))
-            if "REDTEAM " in text:
-                return json.loads(text.split("REDTEAM ", 1)[1].splitlines()[0])
-    raise AssertionError("the hostile notebook printed no report")
+            if f"{mark} " in text:
+                return json.loads(text.split(f"{mark} ", 1)[1].splitlines()[0])
+    raise AssertionError(f"the notebook of {student} printed no {mark} line")
+
+
+def report_of(course: scratch.ScratchCourse, student: str) -> dict:
+    return printed(course, student, "REDTEAM")
 
 
 KERNELSPEC = Path(sys.prefix) / "share" / "jupyter" / "kernels" / "python3" / "kernel.json"
@@ -232,17 +237,12 @@ def test_a_grading_process_whose_driver_died_mid_run_ends_once_idle(one_worker, 
 
 
 #: Printed by a kernel: what its environment and JAX say of 64-bit mode.
-X64 = 'import os as _o, jax as _jax\nprint("X64 " + repr((_o.environ.get("JAX_ENABLE_X64"), bool(_jax.config.jax_enable_x64))))'
+X64 = ('import json as _j, os as _o, jax as _jax\n'
+       'print("X64 " + _j.dumps([_o.environ.get("JAX_ENABLE_X64"), bool(_jax.config.jax_enable_x64)]))')
 
 
 def x64_of(course: scratch.ScratchCourse, student: str) -> tuple:
-    nb = json.loads((course.root / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
-    for cell in nb["cells"]:
-        for output in cell.get("outputs", []):
-            text = "".join(output.get("text", ""))
-            if "X64 " in text:
-                return eval(text.split("X64 ", 1)[1].splitlines()[0])
-    raise AssertionError("no X64 line")
+    return tuple(printed(course, student, "X64"))
 
 
 @pytest.mark.slow
