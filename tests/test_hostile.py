@@ -242,8 +242,8 @@ _BESIDE = ("serial", "plain")
 @pytest.fixture(scope="module")
 def batches(tmp_path_factory) -> dict[str, Batch]:
     """Every mode's batch. The courses are prepared side by side, and so do the grading commands of
-    the serial and plain modes run (each is its own nbgrader or parallel commands in
-    its own course, as two instructors on one machine would run them): the serial batch's commands
+    the serial and plain modes run (each mode's commands, nbgrader's or the parallel command, in a
+    course of its own, as two instructors on one machine would run them): the serial batch's commands
     mostly wait on their one kernel at a time, and its stalling entries wait on their budgets, so the
     two together take little longer than the longer one. Each batch's seconds are its own commands'."""
     with ThreadPoolExecutor(len(MODES)) as pool:  # each mostly one nbgrader command at a time
@@ -329,7 +329,7 @@ def _survivors(course: scratch.ScratchCourse) -> dict[str, int | None]:
 
 
 def _stop_survivor(course: scratch.ScratchCourse) -> None:
-    """Kill what the survivor entries started, should grading have left it running."""
+    """Kill what the survivor entries started, should grading have left any of it running."""
     for pid in _survivors(course).values():
         if pid and kernel_child_alive(pid):
             os.kill(pid, signal.SIGKILL)
