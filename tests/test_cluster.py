@@ -50,18 +50,23 @@ DOOMED = "sample-partial"  # every worker that grades it is killed: it fails alo
 FAILED_LINE = re.compile(r"^\[\s*\d+/\d+\] (?P<student>\S+)\s+FAILED: (?P<why>.*)$")
 
 
-def graders_of(worker_pid: int) -> list[int]:
-    """The grading processes (autograder.tools.parallel.worker) a Dask worker started."""
+def children_of(parent: int, command: bytes) -> list[int]:
+    """The processes ``parent`` started whose command line holds ``command``."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
             status = (entry / "status").read_text()
             ppid = int(re.search(r"^PPid:\s*(\d+)", status, re.M)[1])
-            if ppid == worker_pid and b"autograder.tools.parallel.worker" in (entry / "cmdline").read_bytes():
+            if ppid == parent and command in (entry / "cmdline").read_bytes():
                 found.append(int(entry.name))
         except (OSError, ValueError, TypeError):
             continue
     return found
+
+
+def graders_of(worker_pid: int) -> list[int]:
+    """The grading processes (autograder.tools.parallel.worker) a Dask worker started."""
+    return children_of(worker_pid, b"autograder.tools.parallel.worker")
 
 
 #: Seconds a killed worker's grading processes may take to die.

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from hostile import notebooks
-from test_cluster import graders_of
+from test_cluster import children_of, graders_of
 
 from autograder.confinement import jail
 from autograder.tools import scratch
@@ -110,16 +110,7 @@ def kernel_processes(uid: int) -> list[str]:
 
 
 def fork_servers_of(pid: int) -> set[int]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        try:
-            status = (entry / "status").read_text()
-            if int(re.search(r"^PPid:\s*(\d+)", status, re.MULTILINE)[1]) == pid \
-                    and b"autograder.confinement.forkserver" in (entry / "cmdline").read_bytes():
-                found.add(int(entry.name))
-        except (OSError, TypeError, ValueError):
-            continue
-    return found
+    return set(children_of(pid, b"autograder.confinement.forkserver"))
 
 
 def run(root: Path, address: str, *args: str) -> tuple[int, list[str]]:
