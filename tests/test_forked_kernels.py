@@ -21,6 +21,9 @@ import logging
 import os
 import re
 import signal
+import subprocess
+import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -318,3 +321,44 @@ def test_a_shared_server_that_failed_or_died_before_it_was_ready_is_not_waited_f
     finally:
         failing.close()
         killed.close()
+
+
+def test_a_server_whose_starter_is_killed_leaves_and_takes_its_socket_folder(tmp_path):
+    """SIGKILL runs no exit handler of the starter's: the server itself removes the folder it listened in."""
+    said = tmp_path / "said"
+    starter = subprocess.Popen([sys.executable, "-c", (
+        "import os, sys, time\n"
+        "from autograder.confinement import forkserver\n"
+        "server = forkserver.Server(dict(os.environ))\n"
+        f"open({str(said)!r}, 'w').write(f'{{server.process.pid}} {{server.folder}}')\n"
+        "time.sleep(600)\n"
+    )], cwd=REPO)
+    try:
+        deadline = time.monotonic() + forkserver.READY_SECONDS
+        while not said.exists() or not said.read_text():
+            assert starter.poll() is None and time.monotonic() < deadline, "the starter's server never got ready"
+            time.sleep(0.1)
+        pid, folder = said.read_text().split(" ", 1)
+        assert Path(folder, "socket").exists()
+        starter.kill()
+        starter.wait()
+        deadline = time.monotonic() + 30
+        while Path(folder).exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(folder).exists(), "the killed starter's fork server left its folder"
+        deadline = time.monotonic() + 10  # a zombie until whoever adopted it reaps it: not running
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _running(pid)
+    finally:
+        if starter.poll() is None:
+            starter.kill()
+            starter.wait()
+
+
+def _running(pid: str) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

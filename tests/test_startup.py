@@ -75,3 +75,36 @@ def test_every_xla_flag_the_course_sets_is_one_this_xla_knows(tmp_path):
     unknown = subprocess.run([sys.executable, "-c", "import jax; jax.devices()"], capture_output=True, text=True,
                              env={**os.environ, "XLA_FLAGS": "--xla_not_a_flag_anywhere=1"})
     assert unknown.returncode != 0 and "Unknown flag in XLA_FLAGS" in unknown.stderr  # what it would do to a kernel
+
+
+def test_a_command_leaves_without_teardown_but_with_its_code_output_and_exit_handlers(tmp_path):
+    """`python -m autograder` skips the interpreter's teardown of its modules, not what a command
+    must finish: its exit code, everything it printed into a pipe (block-buffered), what it logged,
+    and the exit handlers registered while it ran."""
+    marker, log = tmp_path / "handler-ran", tmp_path / "command.log"
+    code = f"""
+import atexit, logging, runpy, sys
+import autograder.tools.report as report
+
+class Kept:
+    def __del__(self):
+        print("torn down")
+
+def command(*args, **kwargs):
+    atexit.register(lambda: open({str(marker)!r}, "w").close())
+    handler = logging.FileHandler({str(log)!r})
+    logging.getLogger("a-command").addHandler(handler)
+    logging.getLogger("a-command").warning("logged")
+    print("x" * 100_000)
+    report.kept = Kept()
+    return 3
+
+report.main = command
+sys.argv = ["autograder", "report", "some-assignment"]
+runpy.run_module("autograder", run_name="__main__")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert done.stdout == "x" * 100_000 + "\n"  # nothing lost, and no teardown ("torn down")
+    assert marker.exists()
+    assert log.read_text() == "logged\n"

@@ -102,6 +102,8 @@ def kernel_arguments(cmd: list[str]) -> list[str] | None:
 SHARED_ENV = "AUTOGRADER_FORK_SERVER"
 #: Beside the socket, when the server could not start: why.
 FAILED_FILE = "failed"
+#: The name of the folder a server's socket is made in, one folder a server.
+FOLDER_PREFIX = "autograder-forkserver-"
 
 #: Environment variables the imports set for themselves (JAX sets a few): a fresh kernel has them too.
 _set_by_imports: dict[str, str] = {}
@@ -324,7 +326,7 @@ class Server:
     names it to other processes."""
 
     def __init__(self, env: dict[str, str], wait: bool = True):
-        self.folder = tempfile.mkdtemp(prefix="autograder-forkserver-")  # 0700: root's alone
+        self.folder = tempfile.mkdtemp(prefix=FOLDER_PREFIX)  # 0700: root's alone
         self.path = os.path.join(self.folder, "socket")
         self.process = subprocess.Popen(
             command(self.path), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/",
@@ -419,6 +421,11 @@ def main(argv: list[str]) -> int:
             said.write(f"cannot fork kernels: {error}\n")  # for the kernel managers attached to it
         return 1
     serve(argv[0])
+    # Its starter closed it, or died (killed: no exit handler of its ran): the socket's folder,
+    # made by the starter for this server alone, goes with the server either way.
+    folder = os.path.dirname(argv[0])
+    if os.path.basename(folder).startswith(FOLDER_PREFIX):
+        shutil.rmtree(folder, ignore_errors=True)
     # Every monitor has been waited for: nothing is left to do, and tearing down the 1,200
     # modules this process imported would keep whoever waits for it waiting for nothing.
     sys.stderr.flush()
