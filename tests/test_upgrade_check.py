@@ -76,3 +76,18 @@ def test_an_unknown_python_or_assignment_is_named(tmp_path):
         done = subprocess.run([sys.executable, "-m", "autograder", "upgrade-check", "--jax", "0.0.1",
                                "--work-dir", str(tmp_path / "w"), *extra], cwd=REPO, capture_output=True, text=True)
         assert done.returncode == 1 and said in done.stderr, done.stderr
+
+
+def test_another_jax_gets_the_ml_dtypes_it_asks_for_and_the_course_keeps_its_other_pins():
+    """ml_dtypes is held below 0.7 for speed alone: a JAX under check that needs a newer one gets it."""
+    import tomllib
+
+    from autograder.tools.upgrade import environment
+
+    wanted = environment.requirements("0.99.0")
+    names = [r.split("=")[0].split("<")[0].split(">")[0].strip() for r in wanted]
+    assert wanted[:2] == ["jax==0.99.0", "jaxlib==0.99.0"]
+    assert "ml_dtypes" not in names and names.count("jax") == names.count("jaxlib") == 1
+    project = tomllib.loads(Path(environment.REPO_ROOT, "pyproject.toml").read_text())["project"]
+    assert "ml_dtypes>=0.5,<0.7" in project["dependencies"]  # the bound this test is about is there
+    assert [r for r in project["dependencies"] if r.startswith("hypothesis")][0] in wanted

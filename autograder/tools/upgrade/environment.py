@@ -24,13 +24,14 @@ from pathlib import Path
 from autograder.tools.errors import ToolError
 from autograder.tools.repository import REPO_ROOT
 
-_PINNED = re.compile(r"^(jax|jaxlib)\s*(==|>=|<=|~=|<|>|!=|$)")
+#: The pins the JAX under check decides: its own, and ml_dtypes's (held back for speed alone).
+_PINNED = re.compile(r"^(jax|jaxlib|ml_dtypes)\s*(==|>=|<=|~=|<|>|!=|$)")
 _MARKER = ".upgrade-check.json"
 
 
 def requirements(jax_version: str) -> list[str]:
     """What the course and its tests need (``pyproject.toml``'s dependencies and ``test`` extra),
-    jax and jaxlib at ``jax_version``."""
+    jax and jaxlib at ``jax_version``, and the ml_dtypes that JAX asks for."""
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     wanted = [*project["dependencies"], *project.get("optional-dependencies", {}).get("test", [])]
     kept = [r for r in wanted if not _PINNED.match(r.strip())]
