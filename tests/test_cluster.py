@@ -405,3 +405,40 @@ def test_workers_and_scheduler_do_not_go_together(tmp_path):
                            "--scheduler", "tcp://127.0.0.1:9"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 1
     assert "--workers and --scheduler do not go together" in proc.stderr and "Traceback" not in proc.stderr
+
+
+#: Run on every worker (by `exec`: a function of this module would not unpickle there).
+_PRETEND_STARTED_BEFORE_A_CHANGE = ("from autograder.tools.parallel import cluster\n"
+                                    "cluster._SOURCES_AT_IMPORT = 'an-older-copy'")
+_AS_IF_RESTARTED = "from autograder.tools.parallel import cluster\ncluster._SOURCES_AT_IMPORT = cluster._sources()"
+
+
+@slow
+def test_the_driver_refuses_workers_running_older_code_and_imports_no_nbgrader(dask, tmp_path):
+    """A Dask worker runs the course's code it imported when it started: after a `git pull`, its tasks
+    would be the old ones until it is restarted, so the driver names it and grades nobody. Restarted
+    (here: told it runs the code on disk), the run grades; and the driver, whose plan a worker makes,
+    imports no nbgrader (a second of every command)."""
+    course = scratch.prepare_course(tmp_path / "course")
+    scratch.generate(course, [ASSIGNMENT])
+    scratch.place_submission(course, "s1", ASSIGNMENT, Path(__file__).parent / "samples" / ASSIGNMENT / "correct.ipynb",
+                             datetime.datetime.now(datetime.timezone.utc))
+    command = [sys.executable, "-X", "importtime", "-m", "autograder", "autograde", ASSIGNMENT, "--scheduler",
+               dask.address]
+    with dask.client() as client:
+        client.run(exec, _PRETEND_STARTED_BEFORE_A_CHANGE)
+        try:
+            refused = subprocess.run(command, cwd=course.root, capture_output=True, text=True, timeout=300)
+        finally:
+            client.run(exec, _AS_IF_RESTARTED)
+    assert refused.returncode == 1, refused.stdout + refused.stderr[-3000:]
+    assert "run the course's code as it was when they started, not the code on disk now" in refused.stderr
+    assert sorted(dask.worker_pids()) == sorted(a for a in refused.stderr.split("workers ", 1)[1].split(" run ")[0]
+                                                .split(", "))
+    assert not (course.root / "autograded" / "s1").exists()
+    graded = subprocess.run(command, cwd=course.root, capture_output=True, text=True, timeout=300)
+    assert graded.returncode == 0, graded.stdout + graded.stderr[-3000:]
+    assert [GRADED_LINE.match(line)["student"] for line in graded.stdout.splitlines() if GRADED_LINE.match(line)] == ["s1"]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in graded.stderr.splitlines() if line.startswith("import time:")}
+    assert "distributed" in imported  # the import lines are the driver's
+    assert sorted(m for m in imported if m.split(".")[0] in ("nbgrader", "jax", "hypothesis")) == []

@@ -11,15 +11,18 @@ gradebook is the course's (or ``--db-url``'s); a SQLite file is refused once a w
 runs on another machine, since nbgrader's writers on several machines would share one
 file over the network.
 
-**This process, the driver:**
+**This process, the driver**, imports no nbgrader (a second of every command) and reads
+no gradebook. It
 
-1. reads the course and plans like the local command (:func:`state.plan`): who is graded
-   already, and for everyone else the grading they have now (:func:`state.graded_mark`);
-2. checks that every worker sees the same course and runs the same software (a
+1. checks that every worker sees the same course and runs the same software (a
    worker with another checkout of the graders would give other grades);
-3. creates every student to grade in the gradebook (several processes creating one
-   student at once fail with a unique violation) and only then
-4. submits one task per student, and reports each as it ends with the local command's
+2. asks one worker to plan like the local command (:func:`plan_task`, :func:`state.plan`):
+   who is graded already, and for everyone else the grading they have now
+   (:func:`state.graded_mark`); that worker then creates every student to grade in the
+   gradebook (several processes creating one student at once fail with a unique
+   violation), while every other worker starts its grading process (:func:`start_task`);
+   and only then
+3. submits one task per student, and reports each as it ends with the local command's
    bar and lines. ``--log`` gets nbgrader's output of each.
 
 **On a worker**, a task hands its student to a grading process of its own thread,
@@ -62,12 +65,11 @@ from pathlib import Path
 from typing import Iterable, TextIO
 from urllib.parse import urlsplit
 
-from autograder.tools.course import load
 from autograder.tools.errors import ParallelError
 from autograder.tools.parallel.progress import Outcome, Progress
 from autograder.tools.parallel.run import (
-    STOP_GRACE, WORKER_EXIT_SECONDS, BatchResult, Workers, chosen_students, course_lock, course_root, restore_sigterm,
-    terminate_as_interrupt,
+    STOP_GRACE, WORKER_EXIT_SECONDS, BatchResult, Workers, chosen_students, course_lock, course_root,
+    discard_partial_by_worker, restore_sigterm, terminate_as_interrupt,
 )
 from autograder.tools.parallel.worker import DB_URL_ENV
 from autograder.tools.repository import REPO_ROOT, tool_env
@@ -83,6 +85,8 @@ GRADING_PACKAGES = ("nbgrader", "jax", "jaxlib", "hypothesis", "numpy", "scipy",
 #: nbgrader and a fork server once (about 5 s of two cores each time, measured).
 IDLE_SECONDS = 120.0
 IDLE_SECONDS_ENV = "AUTOGRADER_GRADER_IDLE_SECONDS"
+#: Seconds a grading process started ahead of its run's tasks (:func:`start_task`) waits for the first.
+START_AHEAD_SECONDS = 60.0
 
 
 def autograde(
@@ -116,19 +120,16 @@ class _ClusterRun:
         self.notice: str | None = None  # said at start and end when kernels run unconfined
 
     def run(self) -> BatchResult:
-        from autograder.tools.parallel import state
-
         result = BatchResult(self.assignment, workers=0)
         previous = terminate_as_interrupt()
         client = progress = None
         try:
-            self.course = load(self.root).using(self.db_url)
-            plan = state.plan(self.course, self.assignment, self.students, self.force)
-            self.students = plan["students"]
             client = _connect(self.scheduler)
-            result.workers = self._check_workers(client)
+            result.workers, remote = self._check_workers(client)
+            plan = self._plan(client, remote)
+            self.students = plan["students"]
+            self._check_confinement(client, plan["allow_unconfined"])
             todo = plan["marks"]
-            self._create_students(todo)
             width = max(map(len, self.students))
             progress = Progress(self.out, len(self.students), len(todo), result.workers, start=self.start)
             for done in plan["done"]:
@@ -160,17 +161,12 @@ class _ClusterRun:
 
     # ------------------------------------------------------------ before any task
 
-    def _check_workers(self, client) -> int:
-        """The workers' threads, once each is known to see this course and run this software."""
+    def _check_workers(self, client) -> tuple[int, list[str]]:
+        """The workers' threads, once each is known to see this course and run this software, and
+        the other machines they run on."""
         workers = client.scheduler_info(n_workers=-1)["workers"]
-        sqlite = self.course.db_url.startswith("sqlite")
+        self.addresses = sorted(workers)
         remote = sorted({urlsplit(address).hostname for address in workers} - _this_machine())
-        if sqlite and remote:
-            raise ParallelError(
-                f"autograde: the gradebook is a SQLite file ({self.course.db_url.split('?')[0]}) and workers run on "
-                f"other machines ({', '.join(remote)}); nbgrader's writers must not share one SQLite file over the "
-                "network: give the course a PostgreSQL gradebook (--db-url postgresql+psycopg2://...)"
-            )
         ours = course_view(str(self.root)), software()
         seen = client.run(course_view, str(self.root))
         for address, view in sorted(seen.items()):
@@ -188,15 +184,44 @@ class _ClusterRun:
                     f"({'; '.join(f'{k}: {theirs.get(k)} there, {ours[1][k]} here' for k in differ)}); "
                     "install the same course checkout and packages on every machine"
                 )
-        self._check_confinement(client)
-        return sum(w["nthreads"] for w in workers.values())
+        try:
+            running = client.run(code_in_use)
+        except Exception:  # noqa: BLE001 - a worker whose old tasks lack it runs older code still
+            running = {}
+        stale = sorted(address for address in workers if running.get(address) != ours[1]["autograder"])
+        if stale:
+            raise ParallelError(
+                f"autograde: the workers {', '.join(stale)} run the course's code as it was when they started, not "
+                "the code on disk now (it changed since): restart the cluster's workers (dask worker), then run "
+                "this again"
+            )
+        return sum(w["nthreads"] for w in workers.values()), remote
 
-    def _check_confinement(self, client) -> None:
+    def _plan(self, client, remote: list[str]) -> dict:
+        """The run's plan, from one worker's grading process (:func:`plan_task`); every other
+        worker starts its own meanwhile."""
+        request = {"assignment": self.assignment, "students": self.students, "force": self.force,
+                   "create": True, "remote": remote}
+        planned = client.submit(plan_task, self.run_id, str(self.root), request, self.db_url,
+                                key=f"autograde-plan-{self.assignment}-{self.run_id}", pure=False)
+        self.started = [  # kept: Dask forgets a task whose every future is gone
+            client.submit(start_task, self.run_id, str(self.root), self.db_url, workers=[address],
+                          allow_other_workers=False, key=f"autograde-start-{self.run_id}-{address}", pure=False)
+            for address in self.addresses
+        ]
+        try:
+            reply = planned.result()
+        except Exception as error:  # noqa: BLE001 - every worker that took it died, say
+            raise ParallelError(
+                f"autograde: planning the run on a worker failed: {type(error).__name__}: {error}") from None
+        if "error" in reply:
+            raise ParallelError(reply["error"])
+        return {**reply["plan"], "allow_unconfined": reply["allow_unconfined"]}
+
+    def _check_confinement(self, client, allow_unconfined: bool) -> None:
         """Stop if a worker cannot confine its kernels and the course did not allow it; say on
         screen which jail the kernels start in, or that (and where) they run unconfined."""
-        from autograder.confinement.kernel_manager import confinement_on_screen
-
-        said = client.run(confinement_on_screen, self.course.allow_unconfined)
+        said = client.run(confinement_here, allow_unconfined)
         for address, kernels in sorted(said.items()):
             if "refusal" in kernels:
                 raise ParallelError(f"autograde: on the worker {address}: {kernels['refusal']}")
@@ -205,12 +230,6 @@ class _ClusterRun:
             self.notice = f"{said[unconfined[0]]['unconfined']} (on the workers {', '.join(unconfined)})"
         jails = sorted({kernels["jail"] for kernels in said.values() if "jail" in kernels})
         self.out.write(f"kernels: {'; '.join(filter(None, [self.notice, *('in ' + j for j in jails)]))}\n")
-
-    def _create_students(self, todo: dict) -> None:
-        """Every student to grade, in the gradebook before any task: concurrent creation races."""
-        with self.course.gradebook() as gb:
-            for student in todo:
-                gb.update_or_create_student(student)
 
     # ------------------------------------------------------------ grading
 
@@ -253,8 +272,6 @@ class _ClusterRun:
     def _outcome(self, student: str, future) -> Outcome:
         from distributed.scheduler import KilledWorker
 
-        from autograder.tools.parallel import state
-
         if future.status == "finished":
             reply = future.result()
             if self.log and reply.get("log"):
@@ -262,17 +279,25 @@ class _ClusterRun:
                                f"{reply['log']}\n")
                 self.log.flush()
             if reply.get("lost"):  # its grading process died: nothing it half wrote may stay
-                state.discard_partial(self.course, self.assignment, student)
+                self._discard(student)
             return Outcome.of_reply(student, reply)
         if future.status == "cancelled":
             return Outcome(student, "interrupted")
         error = future.exception()
-        state.discard_partial(self.course, self.assignment, student)
+        self._discard(student)
         if isinstance(error, KilledWorker):
             return Outcome(student, "failed", error=(
                 f"every worker that graded it died ({error.allowed_failures + 1} times, the scheduler's "
                 "distributed.scheduler.allowed-failures); it is not retried in this run"))
         return Outcome(student, "failed", error=f"its task failed on the worker: {type(error).__name__}: {error}")
+
+    def _discard(self, student: str) -> None:
+        """Remove what a grading killed under ``student`` half wrote (by a process of its own:
+        this one imports no nbgrader)."""
+        env = tool_env()
+        if self.db_url:
+            env[DB_URL_ENV] = self.db_url
+        discard_partial_by_worker(self.root, self.assignment, [student], env)
 
     def _interrupt(self, client, result: BatchResult, progress: Progress, width: int) -> None:
         """Ctrl-C: stop the gradings in progress, end the tasks not started, keep what finished."""
@@ -346,12 +371,27 @@ def software() -> dict[str, str]:
             found[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
             found[package] = "not installed"
+    found["autograder"] = _sources()
+    return found
+
+
+def _sources() -> str:
+    """A digest of the ``autograder`` package's sources as they are on disk now."""
     digest = hashlib.sha256()
     package = REPO_ROOT / "autograder"
     for path in sorted(package.rglob("*.py")):
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
-    found["autograder"] = digest.hexdigest()[:16]
-    return found
+    return digest.hexdigest()[:16]
+
+
+#: The sources as they were when this process imported them: a Dask worker started before the
+#: course's code changed on disk runs the old tasks (this module) until it is restarted.
+_SOURCES_AT_IMPORT = _sources()
+
+
+def code_in_use() -> str:
+    """On a worker: the digest of the course's code this process runs (:data:`_SOURCES_AT_IMPORT`)."""
+    return _SOURCES_AT_IMPORT
 
 
 class _Grader:
@@ -487,6 +527,52 @@ def grade_task(run_id: str, root: str, assignment: str, student: str, expect, db
         _forget(grader)  # it has exited
     reply["where"] = _where()
     return reply
+
+
+def confinement_here(allow_unconfined: bool) -> dict:
+    """On a worker: :func:`autograder.confinement.kernel_manager.confinement_on_screen` (imported
+    there: the driver, which only names it, would import Jupyter's kernel machinery for it)."""
+    from autograder.confinement.kernel_manager import confinement_on_screen
+
+    return confinement_on_screen(allow_unconfined)
+
+
+def sqlite_refusal(db_url: str, remote: list[str]) -> str | None:
+    """Why a run must not start, when its gradebook is a SQLite file and workers run on other machines."""
+    if not db_url.startswith("sqlite") or not remote:
+        return None
+    return (f"autograde: the gradebook is a SQLite file ({db_url.split('?')[0]}) and workers run on other machines "
+            f"({', '.join(remote)}); nbgrader's writers must not share one SQLite file over the network: give the "
+            "course a PostgreSQL gradebook (--db-url postgresql+psycopg2://...)")
+
+
+def plan_task(run_id: str, root: str, request: dict, db_url: str | None) -> dict:
+    """The run's plan, on a Dask worker: the reply of :func:`autograder.tools.parallel.worker.plan`
+    from this thread's grading process, which then grades this run's tasks here."""
+    grader = _grader(run_id, root, db_url)
+    if not grader.worker.wait_ready():
+        _forget(grader)
+        return {"error": grader.worker.failed_start}
+    grader.busy = True
+    try:
+        reply = grader.worker.ask({"plan": request, "run": run_id})
+    finally:
+        grader.busy, grader.idle_since = False, time.monotonic()
+    if reply is None:
+        error = f"autograde: the grading process on {_where()} died reading the course: {grader.group.stderr_tail(3)}"
+        _forget(grader)
+        return {"error": error}
+    if reply.get("ended"):
+        _forget(grader)  # it has exited
+    return reply
+
+
+def start_task(run_id: str, root: str, db_url: str | None) -> None:
+    """On a Dask worker: start this thread's grading process for the run now, while another plans.
+    Should no task of the run come (its plan failed, its driver died), it counts as idle from
+    :data:`START_AHEAD_SECONDS` from now, and the reaper ends it."""
+    grader = _grader(run_id, root, db_url)
+    grader.idle_since = time.monotonic() + START_AHEAD_SECONDS
 
 
 def interrupt_run(run_id: str) -> int:

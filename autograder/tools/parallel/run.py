@@ -303,7 +303,7 @@ def _start_fork_server():
         return None
 
 
-def _discard_partial(root: Path, assignment: str, students: list[str], env: dict[str, str]) -> None:
+def discard_partial_by_worker(root: Path, assignment: str, students: list[str], env: dict[str, str]) -> None:
     """Remove the half-written gradings of students whose worker was killed (done by a worker
     process of its own: only workers import nbgrader)."""
     if students:
@@ -479,7 +479,7 @@ class _Run:
             if self.stop.is_set():
                 return Outcome(student, "interrupted")  # its half-written output goes after the others stop
             reason = f"{worker.died()}: {worker.group.stderr_tail(3)}"
-            _discard_partial(self.root, self.assignment, [student], self.env)
+            discard_partial_by_worker(self.root, self.assignment, [student], self.env)
             return Outcome(student, "failed", error=reason)
         return Outcome.of_reply(student, reply)
 
@@ -515,7 +515,7 @@ class _Run:
         for group in self.groups:
             group.kill()
         # Students whose worker died or was killed before it could clean up after them.
-        _discard_partial(self.root, self.assignment, sorted(set(stopped) | self.in_flight), self.env)
+        discard_partial_by_worker(self.root, self.assignment, sorted(set(stopped) | self.in_flight), self.env)
 
 
 def _children_cpu() -> float:

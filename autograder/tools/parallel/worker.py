@@ -13,8 +13,9 @@ opened a gradebook or started a kernel. Protocol, one JSON object per line: a
 ``{"ready": ...}`` line from each worker, then one reply per request. The first
 worker also answers ``{"plan": ...}``: which students to grade and which are done
 already (:func:`autograder.tools.parallel.state.plan`), so the coordinator itself never
-imports nbgrader. Standard output is pointed at standard error, so nothing nbgrader
-or Jupyter prints can corrupt a reply; the end of a worker's channel ends it.
+imports nbgrader (nor does a Dask driver: a worker's grading process answers its plan).
+Standard output is pointed at standard error, so nothing nbgrader or Jupyter prints can
+corrupt a reply; the end of a worker's channel ends it.
 
 SIGINT stops the student in progress the way Ctrl-C stops ``nbgrader
 autograde``: nbgrader removes that student's half-written output, and the
@@ -30,8 +31,9 @@ their CPU time is counted.
 
 A request may name its ``"run"``. A process that serves several runs (a Dask worker's,
 :mod:`autograder.tools.parallel.cluster`, kept between one assignment's run and the next)
-reads the course's configuration again at the first request of each later run, as a new
-``nbgrader autograde`` would; its imports and its fork server are kept.
+reads the course's configuration again at the first request of each later run (its plan, or
+its first student), as a new ``nbgrader autograde`` would; its imports and its fork server are
+kept.
 
 ``--discard`` removes half-written gradings of students whose worker was killed
 mid-grading (:func:`autograder.tools.parallel.state.discard_partial`).
@@ -247,9 +249,6 @@ def serve(api, tasks, results, kernels: dict, reopen=None) -> int:
         if not line.strip():
             continue
         request = json.loads(line)
-        if "plan" in request:
-            send(plan(api, **request["plan"]))
-            continue
         if request.get("run") != run:
             if run is not None and reopen is not None:
                 try:
@@ -260,19 +259,37 @@ def serve(api, tasks, results, kernels: dict, reopen=None) -> int:
                                                    f"again: {type(error).__name__}: {error}", "cpu_seconds": _cpu()})
                     return 1
             run = request.get("run")
+        if "plan" in request:
+            send(plan(api, **request["plan"]))
+            continue
         send(grade(api, request))
         if _interrupted.is_set():
             return 130
     return 0
 
 
-def plan(api, assignment: str, students: list[str] | None, force: bool) -> dict:
-    """The coordinator's first question, answered here, where nbgrader is loaded."""
+def plan(api, assignment: str, students: list[str] | None, force: bool, create: bool = False,
+         remote: list[str] = ()) -> dict:
+    """The coordinator's first question (a Dask driver's too), answered here, where nbgrader is
+    loaded: :func:`state.plan`'s answer, and whether the course lets kernels run unconfined.
+    With ``create``, every student to grade is then created in the gradebook, before any grading
+    (several processes creating one student at once fail with a unique violation). A SQLite
+    gradebook is refused, unread, when workers run on ``remote`` machines."""
     from autograder.tools.errors import ParallelError
     from autograder.tools.parallel import state
+    from autograder.tools.parallel.cluster import sqlite_refusal
 
+    course = Course(api.coursedir)
+    refusal = sqlite_refusal(course.db_url, list(remote))
+    if refusal:
+        return {"error": refusal}
     try:
-        return {"plan": state.plan(Course(api.coursedir), assignment, students, force)}
+        planned = state.plan(course, assignment, students, force)
+        if create:
+            with course.gradebook() as gb:
+                for student in planned["marks"]:
+                    gb.update_or_create_student(student)
+        return {"plan": planned, "allow_unconfined": _allow_unconfined(api)}
     except ParallelError as error:
         return {"error": str(error)}
     except Exception as error:  # noqa: BLE001 - whatever the course's folders hold, the coordinator is told why
@@ -294,8 +311,12 @@ def _kernels(api) -> dict:
     confined = any(isinstance(p, type) and issubclass(p, ConfinedExecute) for p in preprocessors)
     settings = api.config.get("ConfinedKernelManager", {})
     forks = confined and bool(settings.get("fork_server", True)) and kernel_manager.can_confine()
-    return {"fork_server": forks,
-            **kernel_manager.confinement_on_screen(bool(settings.get("allow_unconfined", False)))}
+    return {"fork_server": forks, **kernel_manager.confinement_on_screen(_allow_unconfined(api))}
+
+
+def _allow_unconfined(api) -> bool:
+    """``c.ConfinedKernelManager.allow_unconfined``, as the course's configuration says."""
+    return bool(api.config.get("ConfinedKernelManager", {}).get("allow_unconfined", False))
 
 
 def discard(assignment: str, students: list[str]) -> int:
