@@ -442,3 +442,18 @@ def test_the_driver_refuses_workers_running_older_code_and_imports_no_nbgrader(d
     imported = {line.rsplit("|", 1)[-1].strip() for line in graded.stderr.splitlines() if line.startswith("import time:")}
     assert "distributed" in imported  # the import lines are the driver's
     assert sorted(m for m in imported if m.split(".")[0] in ("nbgrader", "jax", "hypothesis")) == []
+
+
+def test_the_code_digest_reads_files_only(tmp_path, monkeypatch):
+    """An editor's lock link (`.#cli.py`, dangling) or a folder named like a module changes nothing,
+    and stops nothing (red team: the driver died with a traceback at import); a changed file counts."""
+    package = tmp_path / "autograder"
+    package.mkdir()
+    (package / "cli.py").write_text("x = 1\n")
+    monkeypatch.setattr(dask_autograde, "REPO_ROOT", tmp_path)
+    before = dask_autograde._sources()
+    (package / ".#cli.py").symlink_to("root@host.1234:1700000000")
+    (package / "odd.py").mkdir()
+    assert dask_autograde._sources() == before
+    (package / "cli.py").write_text("x = 2\n")
+    assert dask_autograde._sources() != before

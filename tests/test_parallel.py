@@ -438,3 +438,29 @@ def test_the_floor_course_keeps_the_docstring_and_drops_the_grader_call():
         "### BEGIN HIDDEN TESTS\nfrom autograder import grade\ngrade(\"a\", \"b\", globals())\n### END HIDDEN TESTS"
     )
     assert _bench_course.strip_hidden(source) == '"""Does it work?"""'
+
+
+def test_a_course_whose_configuration_raises_is_not_graded_unconfined(tmp_path):
+    """nbgrader logs an error raised in nbgrader_config.py and goes on without the rest of the file:
+    an error before course_config.py is loaded would leave the kernels unconfined, running as the
+    instructor. The course's command stops at any such error, naming it, and grades nobody."""
+    course = scratch.prepare_course(tmp_path / "course")
+    scratch.generate(course, [ASSIGNMENT])
+    scratch.place_submission(course, "s1", ASSIGNMENT, Path(__file__).parent / "samples" / ASSIGNMENT / "correct.ipynb",
+                             datetime.datetime.now(datetime.timezone.utc))
+    config = course.root / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.Exchange.root = exchange_root_not_defined\n")
+    proc = subprocess.run([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--workers", "1"],
+                          cwd=course.root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    assert "NameError: name 'exchange_root_not_defined' is not defined" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (course.root / "autograded" / "s1").exists()
+
+
+def test_a_run_interrupted_before_its_plan_says_that_nothing_was_graded():
+    result = parallel.BatchResult(ASSIGNMENT, workers=2)
+    result.interrupted = True
+    result.finish(None, time.monotonic())
+    assert result.summary().endswith("interrupted before grading began: nothing was graded; run the same command again")
+    assert result.exit_code == 130

@@ -73,6 +73,7 @@ from autograder.confinement import jail as _jail
 from autograder.confinement import userns as _userns
 from autograder.confinement import copies
 from autograder.grading import compile_cache, compiler
+from autograder.confinement.leftovers import private_folder
 
 
 _JAIL = Path(_jail.__file__).resolve()
@@ -283,13 +284,12 @@ SOCKETS_BASE = "/tmp"
 
 
 def _sockets_root_folder() -> str:
-    """This process's folder of kernels' sockets (0700, root's), made on first use, removed at exit.
-    A worker forked from the process that made one makes its own."""
+    """This process's folder of kernels' sockets (0700, root's), made on first use, removed at exit
+    (or, should this process be killed, by a later one: :mod:`autograder.confinement.leftovers`). A worker
+    forked from the process that made one makes its own."""
     global _sockets_root
     if _sockets_root is None or _sockets_root[0] != os.getpid():
-        folder = tempfile.mkdtemp(prefix="autograder-kernels-", dir=SOCKETS_BASE)
-        _sockets_root = (os.getpid(), folder)
-        atexit.register(shutil.rmtree, folder, True)
+        _sockets_root = (os.getpid(), private_folder("kernels", SOCKETS_BASE))
     return _sockets_root[1]
 
 

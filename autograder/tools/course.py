@@ -119,7 +119,7 @@ def load(course_dir: Path, command: str = "autograde", require_config: bool = Fa
                         "or give it with --course-dir")
     try:
         with _LOADING, chdir(course_dir):  # nbgrader reads the working folder's config, and roots the course there
-            app = AutogradeApp()
+            app = AutogradeApp(raise_config_file_errors=True)  # nbgrader's default: log it, go on without the rest
             app.initialize([])
             coursedir = app.coursedir
             coursedir.root  # noqa: B018 - the default is the working folder: resolve it while we are there

@@ -380,7 +380,9 @@ def _sources() -> str:
     digest = hashlib.sha256()
     package = REPO_ROOT / "autograder"
     for path in sorted(package.rglob("*.py")):
-        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+        with contextlib.suppress(OSError):  # not a file (an editor's lock link, say), or gone meanwhile
+            if path.is_file():
+                digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -535,15 +537,6 @@ def confinement_here(allow_unconfined: bool) -> dict:
     from autograder.confinement.kernel_manager import confinement_on_screen
 
     return confinement_on_screen(allow_unconfined)
-
-
-def sqlite_refusal(db_url: str, remote: list[str]) -> str | None:
-    """Why a run must not start, when its gradebook is a SQLite file and workers run on other machines."""
-    if not db_url.startswith("sqlite") or not remote:
-        return None
-    return (f"autograde: the gradebook is a SQLite file ({db_url.split('?')[0]}) and workers run on other machines "
-            f"({', '.join(remote)}); nbgrader's writers must not share one SQLite file over the network: give the "
-            "course a PostgreSQL gradebook (--db-url postgresql+psycopg2://...)")
 
 
 def plan_task(run_id: str, root: str, request: dict, db_url: str | None) -> dict:

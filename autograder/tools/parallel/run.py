@@ -115,7 +115,9 @@ class BatchResult:
         if self.students("failed"):
             text += (f"\nnbgrader could not grade: {', '.join(sorted(self.students('failed')))} "
                      "(reasons above; they are retried on the next run)")
-        if self.interrupted:
+        if self.interrupted and not self.outcomes:  # before the plan said who is to be graded
+            text += "\ninterrupted before grading began: nothing was graded; run the same command again"
+        elif self.interrupted:
             left = len(self.students("interrupted"))
             text += (f"\ninterrupted: {left} student{'s' if left != 1 else ''} not graded yet; "
                      "run the same command again to resume")

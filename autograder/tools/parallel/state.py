@@ -59,6 +59,15 @@ def plan(course: Course, assignment: str, students: list[str] | None, force: boo
     return {"students": chosen, "done": done, "marks": marks}
 
 
+def sqlite_refusal(db_url: str, remote: list[str]) -> str | None:
+    """Why a run must not start, when its gradebook is a SQLite file and workers run on other machines."""
+    if not db_url.startswith("sqlite") or not remote:
+        return None
+    return (f"autograde: the gradebook is a SQLite file ({db_url.split('?')[0]}) and workers run on other machines "
+            f"({', '.join(remote)}); nbgrader's writers must not share one SQLite file over the network: give the "
+            "course a PostgreSQL gradebook (--db-url postgresql+psycopg2://...)")
+
+
 def _chosen(course: Course, assignment: str, students: list[str], everyone: list[str]) -> list[str]:
     chosen = sorted(set(students))
     missing = [s for s in chosen if s not in everyone]

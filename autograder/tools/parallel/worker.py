@@ -75,7 +75,7 @@ def open_api(db_url: str | None):
 
     from autograder.grading import judge
 
-    app = AutogradeApp()
+    app = AutogradeApp(raise_config_file_errors=True)  # nbgrader's default: log it, go on without the rest
     app.initialize([])
     app.coursedir.db_url = with_busy_timeout(db_url or app.coursedir.db_url)
     judge.preload()  # before this process forks its workers
@@ -277,10 +277,9 @@ def plan(api, assignment: str, students: list[str] | None, force: bool, create: 
     gradebook is refused, unread, when workers run on ``remote`` machines."""
     from autograder.tools.errors import ParallelError
     from autograder.tools.parallel import state
-    from autograder.tools.parallel.cluster import sqlite_refusal
 
     course = Course(api.coursedir)
-    refusal = sqlite_refusal(course.db_url, list(remote))
+    refusal = state.sqlite_refusal(course.db_url, list(remote))
     if refusal:
         return {"error": refusal}
     try:
