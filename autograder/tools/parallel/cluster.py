@@ -501,6 +501,17 @@ def _where() -> str:
         return socket.gethostname()
 
 
+def _asked(grader: _Grader, request: dict) -> dict | None:
+    """The grading process's reply to ``request`` (None if it died meanwhile)."""
+    grader.busy = True
+    try:
+        return grader.worker.ask(request)
+    finally:
+        # Idle from now until its next task: should the run's driver never close it (killed, its
+        # terminal gone), the reaper still ends it once idle.
+        grader.busy, grader.idle_since = False, time.monotonic()
+
+
 def grade_task(run_id: str, root: str, assignment: str, student: str, expect, db_url: str | None) -> dict:
     """One student, on a Dask worker: the reply of :func:`autograder.tools.parallel.worker.grade`,
     with ``"where"`` (this worker) and ``"lost"`` when the grading process died under it."""
@@ -512,14 +523,8 @@ def grade_task(run_id: str, root: str, assignment: str, student: str, expect, db
         _forget(grader)
         return {"student": student, "success": False, "interrupted": False, "seconds": time.monotonic() - start,
                 "error": grader.worker.failed_start, "where": _where()}
-    grader.busy = True
-    try:
-        reply = grader.worker.ask({"assignment": assignment, "student": student, "force": True, "expect": expect,
-                                   "run": run_id})
-    finally:
-        # Idle from now until its next task: should the run's driver never close it (killed, its
-        # terminal gone), the reaper still ends it once idle.
-        grader.busy, grader.idle_since = False, time.monotonic()
+    reply = _asked(grader, {"assignment": assignment, "student": student, "force": True, "expect": expect,
+                            "run": run_id})
     if reply is None:
         error = f"its grading process died: {grader.group.stderr_tail(3)}"
         _forget(grader)
@@ -546,11 +551,7 @@ def plan_task(run_id: str, root: str, request: dict, db_url: str | None) -> dict
     if not grader.worker.wait_ready():
         _forget(grader)
         return {"error": grader.worker.failed_start}
-    grader.busy = True
-    try:
-        reply = grader.worker.ask({"plan": request, "run": run_id})
-    finally:
-        grader.busy, grader.idle_since = False, time.monotonic()
+    reply = _asked(grader, {"plan": request, "run": run_id})
     if reply is None:
         error = f"autograde: the grading process on {_where()} died reading the course: {grader.group.stderr_tail(3)}"
         _forget(grader)
