@@ -37,11 +37,10 @@ def with_busy_timeout(db_url: str, seconds: float = BUSY_TIMEOUT) -> str:
 
 @dataclass(frozen=True)
 class Course:
-    """A course: nbgrader's ``CourseDirectory`` as its configuration made it, and the parts of the
-    course's own configuration the commands need."""
+    """A course: nbgrader's ``CourseDirectory`` as its configuration made it, and the gradebook a
+    command line named."""
 
     coursedir: object  # nbgrader.coursedir.CourseDirectory
-    allow_unconfined: bool = False  # c.ConfinedKernelManager.allow_unconfined
     #: The gradebook where it is not the one the configuration names (a command line's --db-url).
     gradebook_url: str | None = None
 
@@ -126,4 +125,4 @@ def load(course_dir: Path, command: str = "autograde", require_config: bool = Fa
     except Exception as error:  # noqa: BLE001 - a broken config: said in one line
         raise ToolError(f"{command}: nbgrader could not read the course's configuration in {course_dir}: "
                         f"{type(error).__name__}: {error}") from None
-    return Course(coursedir, bool(app.config.get("ConfinedKernelManager", {}).get("allow_unconfined", False)))
+    return Course(coursedir)
