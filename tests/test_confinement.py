@@ -190,6 +190,24 @@ print("after the flood")
     assert shown[2].startswith("ValueError: vvv") and shown[2].endswith("[autograder: cut]") and len(shown[2]) < 3000
 
 
+def test_pieces_of_a_stream_join_as_jupyter_shows_them(tmp_path):
+    """The kernel sends what a cell prints in pieces, cut where its flush timer falls: a flush forced
+    between the two words of one line (as a loaded machine's timer does) still gives one output, and
+    pieces of another stream, or a display between them, keep them apart in their order."""
+    config, folder = _course(tmp_path)
+    nb = new_notebook(cells=[new_code_cell(
+        "import sys, time\nfrom IPython.display import display\n"
+        "print('compile', end=''); sys.stdout.flush(); time.sleep(0.3); print(' cache'); sys.stdout.flush()\n"
+        "print('two', file=sys.stderr); sys.stderr.flush(); time.sleep(0.3); print('three'); sys.stdout.flush()\n"
+        "time.sleep(0.3); display({'text/plain': 'shown'}, raw=True); print('four')")])
+    ConfinedExecute(config=config).preprocess(nb, {"metadata": {"path": str(folder)}})
+    outputs = [(o.output_type, o.get("name"), o.get("text", o.get("data", {}).get("text/plain")))
+               for o in nb.cells[0].outputs]
+    assert outputs == [("stream", "stdout", "compile cache\n"), ("stream", "stderr", "two\n"),
+                       ("stream", "stdout", "three\n"), ("display_data", None, "shown"),
+                       ("stream", "stdout", "four\n")], outputs
+
+
 def test_a_dead_kernel_costs_only_the_cells_it_did_not_finish(tmp_path):
     shown, _ = _run(tmp_path, 'print("first")', "import os\nos._exit(7)", 'print("never")')
     assert shown[0] == "first\n"

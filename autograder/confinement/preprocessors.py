@@ -333,6 +333,19 @@ class ConfinedExecute(Execute):
         super().__init__(*args, **kwargs)
 
     def output(self, outs, msg, display_id, cell_index):
+        """Keep an output (:meth:`_kept`); a piece of a stream right after a piece of the same stream
+        joins it, as Jupyter shows them: the kernel sends what a cell prints in pieces, cut wherever
+        its flush timer fell (one ``print`` of two words can arrive as two), and the feedback shows
+        each output apart."""
+        out = self._kept(outs, msg, display_id, cell_index)
+        if (out is not None and out.get("output_type") == "stream" and len(outs) > 1 and outs[-1] is out
+                and outs[-2].get("output_type") == "stream" and outs[-2].get("name") == out.get("name")):
+            outs.pop()
+            outs[-1]["text"] += out["text"]
+            return outs[-1]
+        return out
+
+    def _kept(self, outs, msg, display_id, cell_index):
         """Keep an output only within :attr:`output_bytes`, and the notebook's within
         :attr:`notebook_output_bytes`: past them a line says what was left out (an error keeps its
         name, shortened), once per cell."""

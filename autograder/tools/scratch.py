@@ -344,20 +344,42 @@ def collect_and_grade(
     """Collect, autograde and give feedback; return the problems of steps that failed.
 
     With ``workers``, autograde runs through the course's parallel command (its progress
-    bar goes to the steps' output) instead of plain ``nbgrader autograde``."""
-    problems = []
-    for a in assignments:
-        with steps.step(f"nbgrader collect {a}"):
-            nbgrader(course, ["collect", a], course.root)
+    bar goes to the steps' output), one assignment after another, instead of plain ``nbgrader
+    autograde``. Plain nbgrader grades one kernel at a time, mostly on one core: two assignments
+    go at once, as an instructor with two terminals runs them (each command stages its own copies),
+    once every student who handed in is in the gradebook (two commands adding the same new student
+    at once: one of them fails that student)."""
+    assignments = list(assignments)
+    at_once = 1 if workers else min(2, os.cpu_count() or 1, len(assignments) or 1)
+    if at_once > 1:
+        with steps.step("nbgrader collect"):
+            for a in assignments:
+                nbgrader(course, ["collect", a], course.root)
+        add_students(course, assignments)
+
+    def one(a: str) -> str | None:
+        if at_once == 1:
+            with steps.step(f"nbgrader collect {a}"):
+                nbgrader(course, ["collect", a], course.root)
         with steps.step(f"autograde {a}" + (f" ({workers} workers)" if workers else "")):
             reason = _autograde(course, a, steps, workers)
         with steps.step(f"nbgrader generate_feedback {a}"):
-            reason = nbgrader(course, ["generate_feedback", a], course.root, check=False) or reason
-        if reason:
-            problems.append(reason)
+            return nbgrader(course, ["generate_feedback", a], course.root, check=False) or reason
+
+    with ThreadPoolExecutor(at_once) as pool:
+        problems = [reason for reason in pool.map(one, assignments) if reason]
     with steps.step("nbgrader export"):
         nbgrader(course, ["export", "--to", str(course.grades_csv)], course.root)
     return problems
+
+
+def add_students(course: ScratchCourse, assignments: Iterable[str]) -> None:
+    """Every student with a collected submission of ``assignments``, in the gradebook."""
+    model = course.model()
+    students = {student for a in assignments for student in model.students("submitted", a)}
+    with model.gradebook() as gb:
+        for student in sorted(students):
+            gb.update_or_create_student(student)
 
 
 def _autograde(course: ScratchCourse, assignment: str, steps: Steps, workers: int | None) -> str | None:
