@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -79,20 +80,29 @@ def test_a_python_loop_below_a_threshold_makes_the_bound_static():
 @pytest.fixture
 def course(tmp_path) -> Path:
     """One assignment's notebook and property module, with a line added to its reference that
-    no grader can see: a name nothing reads."""
+    no grader can see: a name nothing reads. The solution of ``normalise_jitted`` is made given
+    code (its markers taken out): the command mutates the two other answers alone, 23 mutants
+    where the whole notebook would have 53 (the course's own records, whole, are tests/test_check.py's)."""
     root = tmp_path / "repo"
     shutil.copytree(REPO / "source" / A, root / "source" / A)
     (root / "autograder" / "properties").mkdir(parents=True)
     shutil.copy(REPO / "autograder" / "properties" / f"test_{A}.py", root / "autograder" / "properties")
+    _edit(root, "normalise_jitted", lambda text: re.sub(r"^### (BEGIN|END) SOLUTION\n?", "", text, flags=re.M))
     _edit_choose(root, lambda text: text.replace("### END SOLUTION", "spare = 'max'\n### END SOLUTION"))
     return root
 
 
 def _edit_choose(root: Path, change) -> None:
+    _edit(root, "choose", change)
+
+
+def _edit(root: Path, grade_id: str, change) -> None:
     path = root / "source" / A / f"{A}.ipynb"
     nb = nbformat.read(path, as_version=4)
-    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "choose")
-    cell.source = change(cell.source)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    changed = change(cell.source)
+    assert changed != cell.source, f"the test's edit of {grade_id} changed nothing"
+    cell.source = changed
     nbformat.write(nb, path)
 
 
