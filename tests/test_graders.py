@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from autograder import assignments, from_python, group_points, properties_of, run_group
-from autograder.grading import compile_cache, compiler, judge
+from autograder.grading import compiler, judge
 from autograder.grading.feedback import render
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -55,15 +55,13 @@ class Verdict:
 def grade_file(path: str) -> Verdict:
     """Grade one corpus file the way a real grading does (the properties in the judge, the code
     in the kernel's place). Runs in a worker process of :func:`_pool`'s, which grades file after
-    file: JAX's in-memory caches are cleared first, as each notebook's kernel starts without what an
-    earlier notebook traced (what XLA compiled is read from the worker's compile cache, as kernels read
-    the reference's: :func:`_as_kernels_compile`)."""
+    file: JAX's caches are cleared first, as each notebook's kernel starts without what an earlier
+    notebook compiled."""
     import jax
 
-    assignment = Path(path).parent.name
-    assert compile_cache.warm(assignment, CORPUS.parent.parent), "no compile cache"  # written once an assignment
     jax.clear_caches()
     submission = from_python(path)
+    assignment = Path(path).parent.name
     reports = [judged(assignment, group, submission.namespace, submission.notebook_memo)
                for group in group_points(assignment)]
     declared = {k: submission.namespace[k] for k in ("FAILS", "SCORE", "MESSAGE", "TEACHER", "REVIEW")
@@ -79,37 +77,29 @@ _FROM_THE_POOL = {"test_the_corpus_is_graded_with_the_kernels_flags", "test_subm
 _SUBMITTED: dict[Path, Future] = {}
 
 
-def _as_kernels_compile(caches: str) -> None:
-    """A worker's start: the grading kernels' XLA flags, set before its JAX makes a backend, and their
-    compile cache (:func:`compile_cache.read_only`), in ``caches`` as ``XDG_CACHE_HOME``: what the
-    reference compiled is read, as kernels read it, once :func:`grade_file` has had it written."""
+def _as_kernels_compile() -> None:
+    """A worker's start: the grading kernels' XLA flags, set before its JAX makes a backend."""
     from jax._src import xla_bridge
 
     assert not xla_bridge.backends_are_initialized(), "XLA has read its flags already"
     os.environ.update(compiler.kernel_environment(dict(os.environ)))
-    os.environ["XDG_CACHE_HOME"] = caches
-    assert compile_cache.read_only(str(compile_cache.folder()))
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _pool(request, tmp_path_factory):
+def _pool(request):
     """Two worker processes (the machine's cores) grade every selected corpus file once, from the
     module's start, in order; every test that judges a file shares its verdict, and the files graded
     beside the code run in this process meanwhile. Fresh interpreters (spawn): this process has JAX's
     threads running, which a fork would copy half-way. XLA compiles there with the grading kernels'
-    flags and a compile cache (:func:`_as_kernels_compile`), while the files graded beside the code run
-    here with XLA's defaults and no cache: both must earn what each file declares, so neither the flags
-    nor the cache can change a grade unseen."""
+    flags (:func:`_as_kernels_compile`), while the files graded beside the code run here with XLA's
+    defaults: both must earn what each file declares, so the flags cannot change a grade unseen."""
     wanted = {item.callspec.params["path"] for item in request.session.items
               if item.module is request.module and item.originalname in _FROM_THE_POOL
               and "path" in getattr(getattr(item, "callspec", None), "params", {})}
     if any(item.module is request.module and item.originalname == "test_the_corpus_is_graded_with_the_kernels_flags"
            for item in request.session.items):
         wanted.add(CASES[0])
-    caches = tmp_path_factory.mktemp("xdg-cache")
-    os.makedirs(compile_cache.folder({"XDG_CACHE_HOME": str(caches)}), 0o311)
-    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=_as_kernels_compile,
-                               initargs=(str(caches),))
+    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=_as_kernels_compile)
     for case in CASES:
         if case in wanted:
             _SUBMITTED[case] = pool.submit(grade_file, str(case))
