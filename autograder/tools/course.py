@@ -66,6 +66,14 @@ class Course:
 
         return Gradebook(self.db_url, self.course_id)
 
+    def add_students(self, students) -> None:
+        """Every one of ``students`` in the gradebook, made now where missing: two processes that grade
+        the same new student at once would both create them, and one would fail that student (a
+        unique violation), so whatever grades students side by side adds them first."""
+        with self.gradebook() as gb:
+            for student in sorted(set(students)):
+                gb.update_or_create_student(student)
+
     def folder(self, step: str, student: str, assignment: str) -> Path:
         """A student's folder of an assignment at ``step`` (``submitted``, ``autograded``, ``feedback``)."""
         return Path(self.coursedir.format_path(getattr(self.coursedir, f"{step}_directory"), student, assignment))

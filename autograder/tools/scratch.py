@@ -376,10 +376,7 @@ def collect_and_grade(
 def add_students(course: ScratchCourse, assignments: Iterable[str]) -> None:
     """Every student with a collected submission of ``assignments``, in the gradebook."""
     model = course.model()
-    students = {student for a in assignments for student in model.students("submitted", a)}
-    with model.gradebook() as gb:
-        for student in sorted(students):
-            gb.update_or_create_student(student)
+    model.add_students(student for a in assignments for student in model.students("submitted", a))
 
 
 def _autograde(course: ScratchCourse, assignment: str, steps: Steps, workers: int | None) -> str | None:

@@ -272,8 +272,8 @@ def plan(api, assignment: str, students: list[str] | None, force: bool, create: 
          remote: list[str] = ()) -> dict:
     """The coordinator's first question (a Dask driver's too), answered here, where nbgrader is
     loaded: :func:`state.plan`'s answer, and whether the course lets kernels run unconfined.
-    With ``create``, every student to grade is then created in the gradebook, before any grading
-    (several processes creating one student at once fail with a unique violation). A SQLite
+    With ``create``, every student to grade is then added to the gradebook before any grading
+    (:meth:`Course.add_students` says why). A SQLite
     gradebook is refused, unread, when workers run on ``remote`` machines."""
     from autograder.tools.errors import ParallelError
     from autograder.tools.parallel import state
@@ -285,9 +285,7 @@ def plan(api, assignment: str, students: list[str] | None, force: bool, create: 
     try:
         planned = state.plan(course, assignment, students, force)
         if create:
-            with course.gradebook() as gb:
-                for student in planned["marks"]:
-                    gb.update_or_create_student(student)
+            course.add_students(planned["marks"])
         return {"plan": planned, "allow_unconfined": _allow_unconfined(api)}
     except ParallelError as error:
         return {"error": str(error)}
