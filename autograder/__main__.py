@@ -31,6 +31,10 @@ def _leave() -> None:
 
 atexit.register(_leave)
 
+from autograder.tools import stdout  # noqa: E402
+
+stdout.install()  # a reader that goes away (`| head -1`) stops no grading
+
 from autograder.tools.cli import main  # noqa: E402  (after the handler, which must run last)
 
 result = main()

@@ -108,3 +108,33 @@ runpy.run_module("autograder", run_name="__main__")
     assert done.stdout == "x" * 100_000 + "\n"  # nothing lost, and no teardown ("torn down")
     assert marker.exists()
     assert log.read_text() == "logged\n"
+
+
+def test_a_command_whose_reader_goes_away_finishes_its_work(tmp_path):
+    """`python -m autograder autograde ... | head -1`: once the reader has gone, the command's output
+    is dropped, stderr says so once (no traceback), and the command does the rest of its work and
+    leaves with its own exit code."""
+    marker = tmp_path / "finished"
+    code = f"""
+import runpy, sys, time
+import autograder.tools.report as report
+
+def command(*args, **kwargs):
+    for n in range(200):
+        print("line", n, flush=True)
+        time.sleep(0.01)
+    open({str(marker)!r}, "w").close()
+    return 2
+
+report.main = command
+sys.argv = ["autograder", "report", "some-assignment"]
+runpy.run_module("autograder", run_name="__main__")
+"""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    assert proc.stdout.readline() == b"line 0\n"
+    proc.stdout.close()  # as `head -1` does
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 2, stderr
+    assert marker.exists()
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+    assert stderr.count("the reader of this command's output went away") == 1, stderr
