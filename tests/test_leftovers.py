@@ -67,3 +67,23 @@ def test_a_killed_processs_folder_is_named_for_it_and_removed_by_the_next_once_s
     assert not os.path.exists(left)
     assert not os.path.exists(done.stdout.strip())  # its own, at its exit
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_hypothesis_folder_of_a_killed_grading_process_goes_too(tmp_path):
+    """Every process that imports the graders' settings has a hypothesis folder of its own: named
+    for it, and removed by the next such process once its maker was killed and it is stale."""
+    code = ("import sys, time\nfrom autograder.kit import settings\nprint(settings.HOME, flush=True)\n"
+            "if sys.argv[1] == 'killed': time.sleep(600)\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    killed = subprocess.Popen([sys.executable, "-c", code, "killed"], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                              text=True)
+    left = killed.stdout.readline().strip()
+    assert os.path.dirname(left) == str(tmp_path)
+    assert os.path.basename(left).startswith(f"autograder-hypothesis-{killed.pid}-")
+    killed.kill()
+    killed.wait()
+    assert os.path.isdir(left)
+    old = time.time() - leftovers.STALE_SECONDS - 60
+    os.utime(left, (old, old))
+    subprocess.run([sys.executable, "-c", code, "exits"], cwd=REPO, env=env, check=True, capture_output=True)
+    assert list(tmp_path.iterdir()) == []

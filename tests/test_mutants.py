@@ -88,12 +88,8 @@ def course(tmp_path) -> Path:
     (root / "autograder" / "properties").mkdir(parents=True)
     shutil.copy(REPO / "autograder" / "properties" / f"test_{A}.py", root / "autograder" / "properties")
     _edit(root, "normalise_jitted", lambda text: re.sub(r"^### (BEGIN|END) SOLUTION\n?", "", text, flags=re.M))
-    _edit_choose(root, lambda text: text.replace("### END SOLUTION", "spare = 'max'\n### END SOLUTION"))
+    _edit(root, "choose", lambda text: text.replace("### END SOLUTION", "spare = 'max'\n### END SOLUTION"))
     return root
-
-
-def _edit_choose(root: Path, change) -> None:
-    _edit(root, "choose", change)
 
 
 def _edit(root: Path, grade_id: str, change) -> None:
@@ -144,7 +140,7 @@ def test_a_survivor_fails_the_run_and_the_check_until_it_is_declared(course):
     equivalent.write_text('"choose/constant#1" = ""\n')
     assert "give each equivalent mutant a one-line reason" in _mutant_problems(course)[0]
 
-    _edit_choose(course, lambda text: text.replace("spare = 'max'", "spare = 'sum'"))
+    _edit(course, "choose", lambda text: text.replace("spare = 'max'", "spare = 'sum'"))
     assert _mutant_problems(course) == [
         f"autograder/properties/{A}.mutants.json: stale: the notebook's code, the property module, autograder/kit "
         f"or the operators changed since the mutants were graded; run python -m autograder mutants {A}"

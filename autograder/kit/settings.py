@@ -8,19 +8,17 @@ the modules the process happens to have loaded.
 
 from __future__ import annotations
 
-import atexit
-import shutil
-import tempfile
-
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.internal.conjecture import providers as _providers
 
+from autograder.confinement.leftovers import private_folder
+
 # Hypothesis also caches to ``.hypothesis/`` in the working folder, which under
-# autograde is the student's folder. Keep its scratch files in a private temp dir.
-HOME = tempfile.mkdtemp(prefix="autograder-hypothesis-")
+# autograde is the student's folder. Keep its scratch files in a private temp dir,
+# removed at exit, or by a later process where this one was killed outright.
+HOME = private_folder("hypothesis")
 set_hypothesis_home_dir(HOME)
-atexit.register(shutil.rmtree, HOME, ignore_errors=True)
 
 # Hypothesis also favours numbers and strings it finds in the source of every
 # "local" module loaded (outside site-packages and the standard library). Which
