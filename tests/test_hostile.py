@@ -155,6 +155,12 @@ def _read_scores(course: scratch.ScratchCourse):
 #: neighbour attacks are tests/test_isolation_parallel.py, its scores tests/test_parallel.py) and
 #: costs five minutes of the CI budget; ``HOSTILE_MODES=serial,parallel,plain`` runs all three.
 MODES = tuple(os.environ.get("HOSTILE_MODES", "serial,plain").split(","))
+#: The assignment of most entries and of the stalling ones, which wait on their budgets with the CPU
+#: free: every mode grades it from the start, so that no mode's stalls fall at the end of the batch
+#: beside another's, with the CPU idle (so they did, and the batch took 100 s more).
+STALLING = "static_max_mode"
+#: The order a mode that grades one assignment at a time takes them in.
+IN_TURN = (STALLING, *(a for a in COURSE_ASSIGNMENTS if a != STALLING))
 
 
 def _grade(course: scratch.ScratchCourse, mode: str, plain) -> tuple[float, str]:
@@ -163,25 +169,22 @@ def _grade(course: scratch.ScratchCourse, mode: str, plain) -> tuple[float, str]
     start = time.monotonic()
     if mode == "serial":
         # nbgrader's own command, one per assignment, two at a time, as an instructor with two terminals
-        # runs them (each run stages its own private copies): static_max_mode (most of the entries, and
-        # the stalling ones, which wait on their budgets with the CPU free) beside the others in turn.
+        # runs them (each run stages its own private copies): STALLING beside the others in turn.
         def autograde_each(assignments):
             for assignment in assignments:
                 scratch.nbgrader(course, ["autograde", assignment], course.root, check=False)  # some cannot be graded
 
-        stalling = "static_max_mode"
         scratch.add_students(course, COURSE_ASSIGNMENTS)  # two commands adding one new student: one fails it
         with ThreadPoolExecutor(2) as pool:
-            for done in [pool.submit(autograde_each, [stalling]),
-                         pool.submit(autograde_each, [a for a in reversed(COURSE_ASSIGNMENTS) if a != stalling])]:
+            for done in [pool.submit(autograde_each, IN_TURN[:1]), pool.submit(autograde_each, IN_TURN[1:])]:
                 done.result()
     elif mode == "parallel":
-        for assignment in COURSE_ASSIGNMENTS:
+        for assignment in IN_TURN:
             autograde(assignment, course.root, workers=2, out=io.StringIO(), log=course.log)
     else:  # the parallel command as the plain user (nbgrader autograde as one: tests/test_rootless.py)
         user, _, bin_folder = plain
         subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(course.root.parent)], check=True)
-        for assignment in COURSE_ASSIGNMENTS:
+        for assignment in IN_TURN:
             as_user(user, [str(bin_folder / "python"), "-m", "autograder", "autograde", assignment, "--workers", "2",
                            "--log", str(course.log)], course.root,
                     timeout=3 * BATCH_BOUND_SECONDS)  # past its bound, the test of the bound says so
