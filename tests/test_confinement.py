@@ -246,6 +246,31 @@ def test_nothing_a_notebook_starts_outlives_it(tmp_path):
             os.kill(pid, signal.SIGKILL)
 
 
+def test_a_client_that_subscribed_too_late_for_its_idle_asks_again(tmp_path):
+    """The kernel's ``idle`` for a request, published before the client's IOPub subscription reached
+    it, is lost; the kernel's welcome to the subscription says so, and the request asked again is
+    heard through."""
+    from jupyter_core.utils import run_sync
+
+    config, folder = _course(tmp_path)
+    manager = kernel_manager.ConfinedKernelManager(config=config)
+    run_sync(manager.start_kernel)(cwd=str(folder))
+    late = manager.client()
+    try:
+        late.start_channels(iopub=False)  # the shell alone: nothing the kernel publishes reaches it
+        late.kernel_info()
+        reply = run_sync(late.shell_channel.get_msg)(timeout=60)
+        assert reply["msg_type"] == "kernel_info_reply"
+        time.sleep(0.5)  # the kernel publishes its idle a moment after the reply: long done by now
+        late.iopub_channel.start()  # subscribes now, after the kernel published its idle
+        assert not run_sync(late._idle_after)(reply), "an idle published before the subscription was heard"
+        assert late.welcomed, "the kernel's welcome to the subscription went unheard"
+        run_sync(late.wait_for_ready)(timeout=60)  # asked again, answered, and its idle heard
+    finally:
+        late.stop_channels()
+        run_sync(manager.shutdown_kernel)(now=True)
+
+
 def test_hidden_paths_name_the_course_the_exchange_home_and_repository(tmp_path):
     config, _ = _course(tmp_path)
     hidden = kernel_manager.hidden_paths(config)

@@ -46,6 +46,7 @@ command says so on screen as it starts grading and as it ends.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import functools
@@ -392,16 +393,19 @@ def members(pid: int) -> set[int]:
 
 def kill_leftovers(pid: int) -> int:
     """SIGKILL everything ``pid``'s notebook left running, then drop its cgroup; how many were killed."""
-    killed = 0
-    for _ in range(20):  # a process may fork while we look
+    killed, pause, deadline = 0, 0.001, time.monotonic() + 1.0
+    while True:  # again until none is left: a process may fork while we look
         alive = members(pid)
-        if not alive:
+        if not alive or time.monotonic() > deadline:
             break
         for member in alive:
             with contextlib.suppress(OSError):
                 os.kill(member, signal.SIGKILL)
                 killed += 1
-        time.sleep(0.05)
+        # A killed process is gone once its parent has reaped it, a millisecond or two later: look
+        # again soon, then less often (a fixed 50 ms was half of a notebook's kernel shutdown).
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
     for group in _jail.pids_groups(pid):
         with contextlib.suppress(OSError):
             group.rmdir()
@@ -518,6 +522,13 @@ class ReadyKernelClient(AsyncKernelClient):
     it answered, which shows IOPub connected as well; a request whose ``idle`` is not heard
     within 0.2 s is asked again, as there. Whatever arrives later belongs to no cell: nbclient
     reads only the messages of its own requests.
+
+    An ``idle`` published before this client's IOPub subscription reached the kernel is lost
+    (ZeroMQ drops what a publisher sends before a subscriber joins): a quarter of forked kernels
+    waited out the 0.2 s for it. ipykernel 7 says when a subscription arrives (an
+    ``iopub_welcome``, JEP 65). Heard before the ``idle``, it leaves 0.02 s for an ``idle``
+    published since (the reply is already here), then the request is asked again, its ``idle`` now
+    sure to be heard. A kernel without welcomes waits the 0.2 s, as before.
     """
 
     async def _async_wait_for_ready(self, timeout: float | None = None) -> None:
@@ -536,18 +547,23 @@ class ReadyKernelClient(AsyncKernelClient):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
 
+    #: Whether the kernel said it heard this client subscribe to IOPub (ipykernel 7 does).
+    welcomed = False
+
     wait_for_ready = _async_wait_for_ready  # jupyter_client binds the name to its own at class creation
 
     async def _idle_after(self, reply: dict) -> bool:
-        request = reply["parent_header"].get("msg_id")
+        request, wait = reply["parent_header"].get("msg_id"), 0.2
         while True:
             try:
-                message = await ensure_async(self.iopub_channel.get_msg(timeout=0.2))
+                message = await ensure_async(self.iopub_channel.get_msg(timeout=wait))
             except Empty:
                 return False
             if (message["msg_type"] == "status" and message["content"].get("execution_state") == "idle"
                     and message["parent_header"].get("msg_id") == request):
                 return True
+            if message["msg_type"] == "iopub_welcome":  # subscribed only now: an idle published before is lost,
+                self.welcomed, wait = True, 0.02        # one published after is moments away (its reply is here)
 
 
 class ConfinedKernelManager(AsyncKernelManager):
@@ -660,6 +676,15 @@ class ConfinedKernelManager(AsyncKernelManager):
             self._leftovers_killed = pid
         self._remove_private_folder()
         self._close_streams()
+
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        """Until the kill's process has gone. jupyter_client looks every ``pollinterval`` (0.1 s),
+        so every notebook's kernel, killed once its last cell ran, cost a tenth of a second of
+        nothing; this looks after 1 ms, then twice as long each time, never longer apart."""
+        step = 0.001
+        while await self._async_is_alive():
+            await asyncio.sleep(step)
+            step = min(2 * step, pollinterval)
 
     # What nbclient calls alone once the kernel has died (it shuts down only a live one). jupyter_client's
     # AsyncKernelManager binds this name to its own base's coroutine, which would skip the lines above:
