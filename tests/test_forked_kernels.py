@@ -95,11 +95,6 @@ _PIDS = (
     (re.compile(r"id=\d+|0x[0-9a-f]{6,}"), "ADDRESS"),
     (re.compile(r"\d+(\.\d+)? ms\b"), "TIME ms"),
     (re.compile(r"\b\d+(\.\d+)?(e-?\d+)? sec\b"), "TIME sec"),  # jax_log_compiles' durations (host_sync)
-    # ipykernel's parent poller, its one unnamed thread, is Thread-1 in a fresh kernel and Thread-2 in a
-    # forked one: pydevd, which the server imports for every kernel's debugger, makes a Thread object
-    # as it imports. A fresh kernel makes that one after the poller; threads a notebook starts are
-    # numbered alike in both (Thread-3 the first).
-    (re.compile(r"(python threads: \[[^\]]*)'Thread-[12]'"), r"\1'Thread-(the parent poller)'"),
     # cache_misses writes its scenarios afresh for each notebook (names, files, sizes): its examples differ
     (re.compile(r"Example: .*?Got: ", re.DOTALL), "Example: (a scenario drawn for this notebook) Got: "),
 )
@@ -289,23 +284,24 @@ _A_KERNELS_OWN = {"autograder.confinement.sandbox", "selfcheck"}
 
 
 def test_a_forked_kernel_starts_without_importing_what_the_server_could_have(tmp_path, no_server_yet):
-    """Every module ipykernel and IPython import as a kernel starts (its debugger's debugpy and pydevd
-    were 50 ms of each kernel) comes with the fork, not imported again by every kernel."""
+    """Every module IPython imports as a kernel's shell starts comes with the fork, not imported again
+    by every kernel; but ipykernel's debugger, which each kernel imports (forkserver.PRELOAD says why)."""
     from autograder.grading import compiler
 
     env = forkserver.environment(compiler.kernel_environment(dict(os.environ)))
-    preloaded = subprocess.run(
+    listed = subprocess.run(
         [sys.executable, "-c", "import json, runpy, sys\n"  # runpy: the server runs as `python -m`
                                "from autograder.confinement import forkserver\n"
-                               "forkserver.preload()\nprint(json.dumps(sorted(sys.modules)))"],
-        env=env, cwd=REPO, capture_output=True, text=True, check=True)
-    server = set(json.loads(preloaded.stdout.splitlines()[-1]))
+                               "forkserver.preload()\nprint(json.dumps(sorted(sys.modules)))\n"
+                               "import ipykernel.debugger\nprint(json.dumps(sorted(sys.modules)))"],
+        env=env, cwd=REPO, capture_output=True, text=True, check=True).stdout.splitlines()
+    server, with_debugger = (set(json.loads(line)) for line in listed[-2:])
     shown, _ = confinement._run(tmp_path, "import json, sys\n"
                                           "print('forked:', 'autograder.confinement.forkclient' in sys.modules)\n"
                                           "print(json.dumps(sorted(sys.modules)))")
     forked, modules = shown[0].splitlines()
     assert forked == "forked: True"
-    assert set(json.loads(modules)) - server == _A_KERNELS_OWN
+    assert set(json.loads(modules)) - server == _A_KERNELS_OWN | (with_debugger - server)
 
 
 # ---------------------------------------------------------------- a server another process started

@@ -61,20 +61,21 @@ from autograder.confinement import devices, forkclient, jail, userns
 #: Modules a grading kernel imports before its first cell (never a property module: the judge is outside),
 #: and those JAX imports only on its first lowering: MLIR's dialects, and SciPy's LAPACK, which JAX
 #: loads before lowering a call of an exported program (a grader's handed step): 0.1 s of every
-#: such kernel's CPU, found with a sampling profile. Then what ipykernel and IPython import as a
-#: kernel starts: the debugger ipykernel makes in every kernel (debugpy and pydevd, 50 ms), the
-#: shell's completer, history and extensions, and the modules of the sandbox's imports (never the
-#: sandbox itself: importing it seals the process). None starts a thread (BLAS's are off here).
+#: such kernel's CPU, found with a sampling profile. Then what IPython imports as a kernel's shell
+#: starts (its completer, history, storemagic, pdb) and the modules of the sandbox's imports (never
+#: the sandbox itself: importing it seals the process). None starts a thread (BLAS's are off here).
+#: Not ipykernel's debugger (debugpy and pydevd, 50 ms of every kernel): preloaded, the kernels'
+#: cells ran 10-20% slower in three of four side-by-side runs (`nbgrader autograde padded_masking`,
+#: 8 students), for a reason not found; each kernel imports it, as a fresh one does.
 PRELOAD = (
     "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "IPython",
     "numpy", "jax", "jax.numpy", "hypothesis", "hypothesis.extra.numpy",
     "jaxlib.mlir.dialects.builtin", "jaxlib.mlir.dialects.mhlo", "scipy.linalg",
     "autograder.grading.grade", "autograder.grading.integrity", "autograder.grading.registry",
     "autograder.grading.serve", "autograder.kit",
-    "ipykernel.debugger", "IPython.core.debugger", "IPython.core.completerlib", "IPython.core.oinspect",
-    "IPython.core.logger", "IPython.extensions.storemagic", "sqlite3", "tornado.queues",
-    "tornado.platform.asyncio", "faulthandler", "importlib.readers", "importlib.resources.readers",
-    "autograder.grading.compile_cache",
+    "IPython.core.debugger", "IPython.core.completerlib", "IPython.core.oinspect", "IPython.core.logger",
+    "IPython.extensions.storemagic", "sqlite3", "tornado.queues", "tornado.platform.asyncio",
+    "faulthandler", "importlib.readers", "importlib.resources.readers", "autograder.grading.compile_cache",
 )
 #: How the kernel's command starts ipykernel, after the interpreter and its options: the one
 #: command this server runs.
@@ -316,10 +317,8 @@ def command(path: str) -> list[str]:
 
 
 def environment(env: dict[str, str]) -> dict[str, str]:
-    """A fork server's environment, from its kernels': no BLAS threads in a process that forks, and
-    pydevd (ipykernel's debugger) not warning on the instructor's terminal, as it imports, that this
-    interpreter's frozen modules would hide breakpoints (a kernel's own environment is its request's)."""
-    return {**env, "OPENBLAS_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    """A fork server's environment, from its kernels': no BLAS threads in a process that forks."""
+    return {**env, "OPENBLAS_NUM_THREADS": "1"}
 
 
 #: Seconds a server may take to import everything before it counts as failed.

@@ -50,6 +50,7 @@ import asyncio
 import atexit
 import contextlib
 import functools
+import itertools
 import os
 import shutil
 import signal
@@ -394,9 +395,9 @@ def members(pid: int) -> set[int]:
 def kill_leftovers(pid: int) -> int:
     """SIGKILL everything ``pid``'s notebook left running, then drop its cgroup; how many were killed."""
     killed, pause, deadline = 0, 0.001, time.monotonic() + 1.0
-    while True:  # again until none is left: a process may fork while we look
+    for attempt in itertools.count():  # again until none is left: a process may fork while we look
         alive = members(pid)
-        if not alive or time.monotonic() > deadline:
+        if not alive or (attempt >= 20 and time.monotonic() > deadline):  # a second, 20 looks at least
             break
         for member in alive:
             with contextlib.suppress(OSError):
