@@ -525,8 +525,8 @@ class ReadyKernelClient(AsyncKernelClient):
     reads only the messages of its own requests.
 
     An ``idle`` published before this client's IOPub subscription reached the kernel is lost
-    (ZeroMQ drops what a publisher sends before a subscriber joins): a quarter of forked kernels
-    waited out the 0.2 s for it. ipykernel 7 says when a subscription arrives (an
+    (ZeroMQ drops what a publisher sends before a subscriber joins): two of seven further forked
+    kernels of one serial run here waited out the 0.2 s for it. ipykernel 7 says when a subscription arrives (an
     ``iopub_welcome``, JEP 65). Heard before the ``idle``, it leaves 0.02 s for an ``idle``
     published since (the reply is already here), then the request is asked again, its ``idle`` now
     sure to be heard. A kernel without welcomes waits the 0.2 s, as before.
