@@ -64,9 +64,10 @@ from autograder.confinement import devices, forkclient, jail, userns
 #: such kernel's CPU, found with a sampling profile. Then what IPython imports as a kernel's shell
 #: starts (its completer, history, storemagic, pdb) and the modules of the sandbox's imports (never
 #: the sandbox itself: importing it seals the process). None starts a thread (BLAS's are off here).
-#: Not ipykernel's debugger (debugpy and pydevd, 50 ms of every kernel): preloaded, the kernels'
-#: cells ran 10-20% slower in three of four side-by-side runs (`nbgrader autograde padded_masking`,
-#: 8 students), for a reason not found; each kernel imports it, as a fresh one does.
+#: Not ipykernel's debugger (debugpy and pydevd, 50 ms of every kernel): preloaded, the notebooks
+#: ran 8-18% longer in five of six side-by-side runs (`nbgrader autograde padded_masking`, 8
+#: students) and 16% shorter in the sixth, for a reason not found; each kernel imports it, as a
+#: fresh one does.
 PRELOAD = (
     "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "IPython",
     "numpy", "jax", "jax.numpy", "hypothesis", "hypothesis.extra.numpy",
