@@ -50,7 +50,6 @@ import asyncio
 import atexit
 import contextlib
 import functools
-import itertools
 import os
 import shutil
 import signal
@@ -392,10 +391,21 @@ def members(pid: int) -> set[int]:
     return found
 
 
+def pauses(longest: float):
+    """How long to wait before looking again whether a killed process has gone: 1 ms, then twice as
+    long each time, never longer than ``longest``. A killed process is gone once its parent has
+    reaped it, a few milliseconds later (a fixed wait of 50 or 100 ms was most of a notebook's
+    kernel shutdown)."""
+    pause = 0.001
+    while True:
+        yield pause
+        pause = min(2 * pause, longest)
+
+
 def kill_leftovers(pid: int) -> int:
     """SIGKILL everything ``pid``'s notebook left running, then drop its cgroup; how many were killed."""
-    killed, pause, deadline = 0, 0.001, time.monotonic() + 1.0
-    for attempt in itertools.count():  # again until none is left: a process may fork while we look
+    killed, deadline = 0, time.monotonic() + 1.0
+    for attempt, pause in enumerate(pauses(0.05)):  # again until none is left: a process may fork while we look
         alive = members(pid)
         if not alive or (attempt >= 20 and time.monotonic() > deadline):  # a second, 20 looks at least
             break
@@ -403,10 +413,7 @@ def kill_leftovers(pid: int) -> int:
             with contextlib.suppress(OSError):
                 os.kill(member, signal.SIGKILL)
                 killed += 1
-        # A killed process is gone once its parent has reaped it, a millisecond or two later: look
-        # again soon, then less often (a fixed 50 ms was half of a notebook's kernel shutdown).
         time.sleep(pause)
-        pause = min(2 * pause, 0.05)
     for group in _jail.pids_groups(pid):
         with contextlib.suppress(OSError):
             group.rmdir()
@@ -681,11 +688,11 @@ class ConfinedKernelManager(AsyncKernelManager):
     async def _async_wait(self, pollinterval: float = 0.1) -> None:
         """Until the kill's process has gone. jupyter_client looks every ``pollinterval`` (0.1 s),
         so every notebook's kernel, killed once its last cell ran, cost a tenth of a second of
-        nothing; this looks after 1 ms, then twice as long each time, never longer apart."""
-        step = 0.001
-        while await self._async_is_alive():
-            await asyncio.sleep(step)
-            step = min(2 * step, pollinterval)
+        nothing; this looks again after each of :func:`pauses`."""
+        for pause in pauses(pollinterval):
+            if not await self._async_is_alive():
+                return
+            await asyncio.sleep(pause)
 
     # What nbclient calls alone once the kernel has died (it shuts down only a live one). jupyter_client's
     # AsyncKernelManager binds this name to its own base's coroutine, which would skip the lines above:
