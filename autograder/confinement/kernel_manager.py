@@ -533,10 +533,10 @@ class ReadyKernelClient(AsyncKernelClient):
 
     An ``idle`` published before this client's IOPub subscription reached the kernel is lost
     (ZeroMQ drops what a publisher sends before a subscriber joins): two of seven further forked
-    kernels of one serial run here waited out the 0.2 s for it. ipykernel 7 says when a subscription arrives (an
-    ``iopub_welcome``, JEP 65). Heard before the ``idle``, it leaves 0.02 s for an ``idle``
-    published since (the reply is already here), then the request is asked again, its ``idle`` now
-    sure to be heard. A kernel without welcomes waits the 0.2 s, as before.
+    kernels of one serial run here waited out the 0.2 s for it. ipykernel 7 says when a
+    subscription arrives (an ``iopub_welcome``, JEP 65). Heard before the ``idle``, it leaves
+    0.02 s for an ``idle`` published since (the reply is already here), then the request is asked
+    again, its ``idle`` now sure to be heard. A kernel without welcomes waits the 0.2 s, as before.
     """
 
     async def _async_wait_for_ready(self, timeout: float | None = None) -> None:
