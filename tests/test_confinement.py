@@ -13,6 +13,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -99,6 +101,72 @@ def test_a_grading_kernel_starts_with_the_course_flags_and_computes(tmp_path):
                                 "print(os.environ['XLA_FLAGS'], float(jax.jit(jnp.sum)(jnp.arange(4.0))))")
     flags, total = shown.rsplit(" ", 1)
     assert set(compiler.XLA_FLAGS) <= set(flags.split()) and total.strip() == "6.0", shown
+
+
+#: Set in nbgrader's environment as a JupyterHub, a database and a cloud set theirs.
+INSTRUCTORS_SECRETS = {"JUPYTERHUB_API_TOKEN": "hub-7c1e", "PGPASSWORD": "pg-52aa", "AWS_SECRET_ACCESS_KEY": "aws-90d3"}
+
+READ_ENVIRONMENTS = """
+import glob, json, os, sys
+seen = {"os.environ": dict(os.environ), "sitecustomize": getattr(sys.modules.get("sitecustomize"), "__file__", None)}
+for path in glob.glob("/proc/[0-9]*/environ"):
+    try:
+        seen[path] = open(path, "rb").read().decode(errors="replace")
+    except OSError:
+        pass
+print(json.dumps(seen))
+"""
+
+
+def test_nothing_of_the_instructors_environment_reaches_a_kernel(tmp_path, monkeypatch):
+    """A kernel's environment is the course's short list, the kernelspec's own and the names the
+    instructor adds: no token or password of nbgrader's environment is in it, in the kernel's
+    ``os.environ`` or in any ``/proc/*/environ`` it can read (a forked kernel's is its server's)."""
+    for name, value in INSTRUCTORS_SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("COURSE_SETTING", "kept because named")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}/absent::relative")
+    config, folder = _course(tmp_path)
+    config.ConfinedKernelManager.kernel_environment_names = ["COURSE_*"]
+    nb = new_notebook(cells=[new_code_cell(READ_ENVIRONMENTS)])
+    ConfinedExecute(config=config).preprocess(nb, {"metadata": {"path": str(folder)}})
+    [out] = [o.text for o in nb.cells[0].outputs if o.output_type == "stream"]
+    seen = json.loads(out)
+    everything = json.dumps(seen)
+    assert not [name for name, value in INSTRUCTORS_SECRETS.items() if value in everything], everything[:3000]
+    assert seen["os.environ"]["COURSE_SETTING"] == "kept because named"
+    assert seen["os.environ"]["PYTHONPATH"] == f"{tmp_path}/absent", "an empty or relative entry is the student's folder"
+    assert "NBGRADER_EXECUTION" not in seen["os.environ"] or seen["os.environ"]["NBGRADER_EXECUTION"] == "autograde"
+    # Of nbgrader's own variables, only these (not those the kernel's imports or its jail set):
+    instructors = {name for name, value in seen["os.environ"].items() if os.environ.get(name) == value} - _set_by_imports() - {
+        "PYTHONSAFEPATH", _jail.UID_ENV}
+    assert instructors <= {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "XLA_FLAGS", "PYTHONPATH", "COURSE_SETTING"} | {
+        n for n in instructors if n.startswith("LC_")}, sorted(instructors)
+
+
+def _set_by_imports() -> set[str]:
+    """The variables a Python sets itself as it imports a kernel's modules (ipykernel, IPython, JAX)."""
+    probe = ("import json, os\nbefore = set(os.environ)\nimport ipykernel.ipkernel, IPython, jax, jax.numpy\n"
+             "jax.numpy.zeros(1)\nprint(json.dumps(sorted(set(os.environ) - before)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env={})
+    return set(json.loads(done.stdout))
+
+
+def test_a_students_sitecustomize_runs_nowhere(tmp_path, monkeypatch):
+    """With an empty PYTHONPATH entry (``export PYTHONPATH=/x:$PYTHONPATH`` with it unset), Python
+    puts the working folder on sys.path, and ``site`` imports a ``sitecustomize.py`` found there
+    before anything else: started in the student's folder, the kernel's launcher (outside the jail,
+    as nbgrader's user) would run the student's file. It runs nowhere: not in the launcher, not in
+    the kernel before the sandbox has confined it."""
+    escaped = tmp_path / "escaped"  # /tmp is private in the jail: only a process outside it writes here
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}/absent:")
+    config, folder = _course(tmp_path)
+    (folder / "sitecustomize.py").write_text(f"open({str(escaped)!r}, 'a').write('ran outside the jail')\n")
+    nb = new_notebook(cells=[new_code_cell(READ_ENVIRONMENTS)])
+    ConfinedExecute(config=config).preprocess(nb, {"metadata": {"path": str(folder)}})
+    [out] = [o.text for o in nb.cells[0].outputs if o.output_type == "stream"]
+    assert not escaped.exists(), escaped.read_text()
+    assert json.loads(out)["sitecustomize"] is None
 
 
 def test_a_kernel_sees_only_its_own_folder_as_a_user_of_its_own(tmp_path):

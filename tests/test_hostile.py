@@ -43,6 +43,7 @@ import pytest
 from conftest import COURSE_ASSIGNMENTS, REPO, kernel_child_alive, tree_digest
 from hostile.budgets import NOTEBOOK_SECONDS
 from hostile.corpus import CORPUS, FULL, NOT_GRADED, PLANTED, VICTIM, Hostile
+from hostile.environment import SECRETS
 from hostile.notebooks import SAMPLES, build
 from nbgrader.api import Gradebook
 from nbgrader.auth import Authenticator
@@ -187,7 +188,7 @@ def _grade(course: scratch.ScratchCourse, mode: str, plain) -> tuple[float, str]
         for assignment in IN_TURN:
             as_user(user, [str(bin_folder / "python"), "-m", "autograder", "autograde", assignment, "--workers", "2",
                            "--log", str(course.log)], course.root,
-                    timeout=3 * BATCH_BOUND_SECONDS)  # past its bound, the test of the bound says so
+                    env=SECRETS, timeout=3 * BATCH_BOUND_SECONDS)  # past its bound, the test of the bound says so
     seconds = time.monotonic() - start
     log = course.log.read_text(errors="replace")[log_start:]
     if mode == "plain":
@@ -250,6 +251,7 @@ def batches(tmp_path_factory) -> dict[str, Batch]:
     course of its own, as two instructors on one machine would run them): the serial batch's commands
     mostly wait on their one kernel at a time, and its stalling entries wait on their budgets, so the
     two together take little longer than the longer one. Each batch's seconds are its own commands'."""
+    os.environ.update(SECRETS)  # the instructor's, in every nbgrader and parallel command (hostile/environment.py)
     with ThreadPoolExecutor(len(MODES)) as pool:  # each mostly one nbgrader command at a time
         preparing = {mode: pool.submit(_prepare, mode, tmp_path_factory) for mode in MODES}
         prepared = {mode: future.result() for mode, future in preparing.items()}
@@ -278,6 +280,8 @@ def batches(tmp_path_factory) -> dict[str, Batch]:
     try:
         yield found
     finally:
+        for name in SECRETS:
+            os.environ.pop(name, None)
         for mode in MODES:
             _stop_survivor(prepared[mode].course)
 
@@ -505,6 +509,19 @@ def test_no_feedback_shows_instructor_solutions(batch, entry):
     for student, assignment in _pages(entry):
         leaked = _leaked(batch, student, assignment, instructor_lines())
         assert not leaked, f"the feedback of {student} shows {len(leaked)} lines of source/, e.g. {leaked[:3]}"
+
+
+@slow
+def test_no_output_or_page_holds_the_instructors_secrets(batch):
+    """The batch was graded with a hub token, a database password and a cloud key in nbgrader's
+    environment (hostile/environment.py): none is in any autograded notebook, feedback page or log."""
+    roots = [batch.course.root / "autograded", batch.course.feedback_dir]
+    files = [path for root in roots for path in root.rglob("*") if path.is_file()]
+    assert files
+    found = {str(path): [name for name, value in SECRETS.items() if value.encode() in path.read_bytes()]
+             for path in files}
+    assert not {path: names for path, names in found.items() if names}
+    assert not [name for name, value in SECRETS.items() if value in batch.log]
 
 
 # ---------------------------------------------------------------- what the batch leaves alone

@@ -177,6 +177,13 @@ for target, text in [(SOCKETS + "/filler", "x" * 4096),
         print("WROTE", target)
     except OSError as error:
         print("REFUSED", target, type(error).__name__)
+seen = dict(os.environ)
+for proc in glob.glob("/proc/[0-9]*/environ"):
+    try:
+        seen[proc] = open(proc, "rb").read().decode(errors="replace")
+    except OSError:
+        pass
+print("ENVIRONMENT", seen)
 later = ("import sys, time\\ntime.sleep(4)\\n"
          "open(sys.argv[1], 'a').write('late garbage')\\ntime.sleep(600)")
 subprocess.Popen([sys.executable, "-c", later, COURSE + "/gradebook.db", {LINGER!r}], start_new_session=True,
@@ -233,6 +240,24 @@ def check_nothing_changed(course: Path, config_digest: str, alice_autograded: di
     nb = json.loads((course / "autograded" / "mallory" / A / f"{A}.ipynb").read_text())
     out = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", ()))
     assert "STOLEN 0" in out and "REFUSED" in out and "WROTE" not in out and SECRET not in out, out[-3000:]
+    assert "ENVIRONMENT" in out and INSTRUCTORS_SECRET not in out, out[-3000:]
+    assert not (course / "escaped.txt").exists(), (course / "escaped.txt").read_text()
+
+
+#: In the instructor's environment as a JupyterHub's token is: no kernel may see it.
+INSTRUCTORS_SECRET = "hub-token-5be1d9"
+#: What mallory hands in beside her notebook: Python imports a ``sitecustomize`` it finds on sys.path
+#: as it starts, so in a launcher started in her folder with an empty PYTHONPATH entry, it would run
+#: as the instructor, outside any jail, and write into the course.
+SITECUSTOMIZE = """
+import os
+for folder in ("/proc/self/cwd/../../..", os.environ.get("COURSE_UNDER_TEST", "")):
+    try:
+        with open(os.path.join(folder, "escaped.txt"), "a") as f:
+            f.write(f"sitecustomize ran as {os.getuid()} in {os.getcwd()}\\n")
+    except OSError:
+        pass
+"""
 
 
 # ---------------------------------------------------------------- the tests
@@ -248,6 +273,10 @@ def test_a_plain_user_grades_confined(plain):
 
     course = make_course(base, {"alice": honest(), "mallory": {}})
     (course / "submitted" / "mallory" / A / f"{A}.ipynb").write_text(json.dumps(hostile(course)))
+    (course / "submitted" / "mallory" / A / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    # The instructor's environment: a secret, and the common PYTHONPATH=/x:$PYTHONPATH with it unset.
+    env = {**env, "JUPYTERHUB_API_TOKEN": INSTRUCTORS_SECRET, "PGPASSWORD": INSTRUCTORS_SECRET,
+           "PYTHONPATH": f"{base}/nothing-here:", "COURSE_UNDER_TEST": str(course)}
     subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(course)], check=True)
     config_digest = digest(course / "course_config.py")
 

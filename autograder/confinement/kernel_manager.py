@@ -67,9 +67,9 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import ensure_async
 from nbgrader.coursedir import CourseDirectory
-from traitlets import Bool, DottedObjectName, Type
+from traitlets import Bool, DottedObjectName, List, Type, Unicode
 
-from autograder.confinement import forkserver
+from autograder.confinement import environment, forkserver
 from autograder.confinement import jail as _jail
 from autograder.confinement import userns as _userns
 from autograder.confinement import copies
@@ -586,6 +586,10 @@ class ConfinedKernelManager(AsyncKernelManager):
         "Grade with kernels unconfined where no jail can be built (not Linux, no user namespaces). "
         "Off by default: the command then stops before grading anyone. A notebook graded unconfined "
         "can read and change everything nbgrader's user can."))
+    kernel_environment_names = List(Unicode(), config=True, help=(
+        "Names of nbgrader's environment variables kernels keep, beside PATH, HOME, the language "
+        "and the course's own (autograder/confinement/environment.py); NAME* keeps every name "
+        "beginning NAME. Nothing else of the instructor's environment reaches a student's notebook."))
     client_class = DottedObjectName(f"{__name__}.ReadyKernelClient", config=True)
     client_factory = Type(ReadyKernelClient, klass=AsyncKernelClient, config=True)
     #: The confined kernel's folder of sockets (:func:`sockets_folder`); None for a kernel unconfined.
@@ -608,7 +612,9 @@ class ConfinedKernelManager(AsyncKernelManager):
             self.transport = "ipc"
             self.ip = os.path.join(self.private_folder, "kernel")
         cmd, kw = await super()._async_pre_start_kernel(**kw)
-        kw["env"] = compiler.kernel_environment(kw.get("env") or dict(os.environ))
+        spec_env = self.kernel_spec.env if self.kernel_spec is not None else {}
+        kw["env"] = compiler.kernel_environment(environment.kernel_environment(
+            kw.get("env") or dict(os.environ), spec_env, self.kernel_environment_names))
         kw["env"].pop(forkserver.SHARED_ENV, None)  # where the server listens is nothing for a kernel
         kw["env"].pop(compile_cache.FOLDER_ENV, None)  # set below, for a confined kernel alone
         # Nothing is imported from the notebook's folder, not even the sandbox: an `autograder/`
@@ -619,6 +625,11 @@ class ConfinedKernelManager(AsyncKernelManager):
             self.announce(None, None)
             return cmd, self._given_streams(kw)
         cwd = kw.get("cwd") or os.getcwd()
+        # The launcher starts outside the jail, as nbgrader's user: in the student's folder, an
+        # empty entry of PYTHONPATH or a script's own folder on sys.path would import their files
+        # there. It starts in / and isolated (-I -S: no environment variable, site or working
+        # folder reaches its sys.path); the jail moves into the student's folder once built.
+        kw["cwd"] = "/"
         hidden = hidden_paths(self.config)
         hide = [arg for path in hidden for arg in ("--hide", path)]
         cache = compile_cache.kernel_folder(self.log) if self.compile_cache else None
@@ -634,7 +645,7 @@ class ConfinedKernelManager(AsyncKernelManager):
         if server is not None:
             launcher = [sys.executable, "-I", "-S", str(_FORKCLIENT), "--socket", server.path]
         else:
-            launcher = [sys.executable, str(_JAIL if jail_mode() == ROOT else _USERNS)]
+            launcher = [sys.executable, "-I", "-S", str(_JAIL if jail_mode() == ROOT else _USERNS)]
         return [*launcher, *jail_arguments], self._given_streams(kw)
 
     def _given_streams(self, kw: dict) -> dict:
