@@ -32,6 +32,11 @@ c.Execute.extra_arguments = [
     "--IPKernelApp.exec_lines=['import autograder.confinement.sandbox']",
 ]
 
+# A grading kernel gets nothing of nbgrader's environment (a JupyterHub's token, a database password)
+# but PATH, HOME, the language and the course's own variables (autograder/confinement/environment.py);
+# name here any other variable kernels need, NAME* for every name that begins NAME:
+# c.ConfinedKernelManager.kernel_environment_names = ["JAX_PLATFORMS"]
+
 # The submission boundary: what a student hands in is read only as regular files of its own,
 # within the sizes below, before nbgrader copies anything (autograder/confinement/boundary.py).
 # collect through nbgrader's own hook; autograde and generate_feedback (the commands, formgrader's
@@ -79,3 +84,8 @@ from autograder.confinement.exchange import CourseReleaseAssignment, CourseRelea
 
 c.ExchangeFactory.release_assignment = CourseReleaseAssignment
 c.ExchangeFactory.release_feedback = CourseReleaseFeedback
+
+# nbgrader export writes grades.csv as proper CSV: nbgrader's own joins fields unquoted, so a comma
+# in a student id adds columns, and a field starting with "=" is a formula to a spreadsheet
+# (autograder/confinement/csv_export.py).
+c.ExportApp.plugin_class = "autograder.confinement.csv_export.QuotedCsvExport"

@@ -16,7 +16,10 @@ back (``submitted/``, ``autograded/``, ``feedback/``).
 
 from __future__ import annotations
 
+import copy
+import csv
 import datetime
+import html.parser
 import os
 import shutil
 import stat
@@ -25,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 from conftest import REPO
 
@@ -37,6 +41,10 @@ MARKERS = {
     "gradebook": b"SQLite format 3",
     "environment": b"PATH=/",
 }
+#: A dangling link's name that is markup: refused, and named in every comment of the submission.
+XSS_NAME = "<img src=x onerror=document.title='pwned'>"
+#: A student id that adds a row's worth of columns to nbgrader's unquoted CSV.
+FORGED_ID = "victim,,,,10.0,0.0,10.0,10.0"
 BUDGET = 300  # seconds for the whole batch: generous for three notebooks, far below a hang
 
 
@@ -218,6 +226,22 @@ def hand_in_the_attacks(course_root: Path, exchange: Path, course_id: str) -> No
     os.symlink("/nonexistent", exchange / course_id / "inbound" / f"ghost+{A}+{when:%Y-%m-%d %H:%M:%S.%f} UTC+x")
     everyone = _inbound(exchange, course_id, "*")  # nbgrader's globs would grade every classmate in its turn
     shutil.copyfile(correct, everyone / f"{A}.ipynb")
+    # Issue 51. A refused name that is markup, for the feedback page's comments.
+    os.symlink("/nonexistent", mallory / XSS_NAME)
+    # Marks nbgrader stops the whole autograde on (copied-cell sorts before the victim), and a stamp
+    # two days older than the files.
+    copied = _inbound(exchange, course_id, "copied-cell")
+    nb = nbformat.read(correct, as_version=4)
+    graded = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    nb.cells.append(copy.deepcopy(graded))
+    next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")).metadata.nbgrader["schema_version"] = 4
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade": False}}))
+    nbformat.write(nb, copied / f"{A}.ipynb")
+    early = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=2)
+    (copied / "timestamp.txt").write_text(f"{early:%Y-%m-%d %H:%M:%S.%f} UTC")
+    # Ids a CSV splits, or that look like the victim's.
+    for forged in (FORGED_ID, "vіctim"):  # the second with a Cyrillic і
+        shutil.copyfile(correct, _inbound(exchange, course_id, forged) / f"{A}.ipynb")
 
 
 def check_the_batch(course_root: Path, log: str) -> None:
@@ -225,19 +249,24 @@ def check_the_batch(course_root: Path, log: str) -> None:
 
     with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}") as gb:
         full = gb.find_assignment(A).max_code_score
-        got = {s: gb.find_submission(A, s).code_score for s in ("victim", "copycat", "mallory", "stamp")}
+        got = {s: gb.find_submission(A, s).code_score for s in ("victim", "copycat", "mallory", "stamp", "copied-cell")}
         assert {s.student.id for s in gb.assignment_submissions(A)} == set(got), "the nameless folder was collected"
         flagged = {s: all(nb.flagged for nb in gb.find_submission(A, s).notebooks) for s in got}
         comments = "\n".join(c.auto_comment or "" for nb in gb.find_submission(A, "copycat").notebooks
                              for c in nb.comments)
-    assert got == {"victim": full, "copycat": 0, "mallory": full, "stamp": full}, (got, log[-6000:])
-    assert flagged == {"victim": False, "copycat": True, "mallory": True, "stamp": True}, flagged
+    assert got == {"victim": full, "copycat": 0, "mallory": full, "stamp": full, "copied-cell": full}, (got, log[-6000:])
+    assert flagged == {"victim": False, "copycat": True, "mallory": True, "stamp": True, "copied-cell": True}, flagged
+    refused_ids = [line for line in log.splitlines() if "Not collected: " in line and "names no student" in line]
+    assert [n for n in (FORGED_ID, "vіctim") if not any(f"{n}+{A}+" in line for line in refused_ids)] == [], refused_ids
+    marks = (course_root / "feedback" / "copied-cell" / A / RECORD).read_text()
+    for line in ("submission flagged: timestamp.txt says", "shares grade id", "schema version 4", "schema version 0"):
+        assert line in marks, marks
     assert "Not collected: the inbound folder nameless+" in log, log[-3000:]
     assert "Not collected: the inbound entry ghost+" in log and "Not collected: *+" in log, log[-3000:]
     assert "timestamp.txt does not hold a time nbgrader can read" in (course_root / "feedback" / "stamp" / A / RECORD).read_text()
     assert (course_root / "submitted" / "stamp" / A / "timestamp.txt").read_text().endswith(" UTC")
     assert not list(course_root.glob(".graded-submissions-*")), "a private copy was left behind"
-    assert f"submission refused: {A}.ipynb is a symbolic link" in comments, comments
+    assert f"submission refused: {A}.ipynb is a symbolic link" in _rendered_text(comments), comments
 
     for step in ("submitted", "autograded", "feedback"):
         for student in ("copycat", "mallory"):
@@ -254,9 +283,37 @@ def check_the_batch(course_root: Path, log: str) -> None:
                  "hard-link.txt has 2 hard links", "sparse.bin is 200.0 MiB", "line\\nbreak.txt has a name with control",
                  "timestamp.txt is a symbolic link"):
         assert f"submission refused: {line}" in record, record
+    page = (course_root / "feedback" / "mallory" / A / f"{A}.html").read_text()
+    elements = _Elements()
+    elements.feed(page)
+    assert not [tag for tag in elements.tags if any(name.startswith("on") for name, _ in tag[1])], "a live handler"
+    assert f"{XSS_NAME} is a symbolic link" in elements.text, "the refused name is not shown as its text"
     page = (course_root / "feedback" / "copycat" / A / f"{A}.html").read_text()
     assert "Your notebook was not graded" in page and f"{A}.ipynb is a symbolic link" in page
     assert "Some of what you handed in was not read" in (course_root / "feedback" / "mallory" / A / f"{A}.html").read_text()
+
+
+class _Elements(html.parser.HTMLParser):
+    """A page's start tags with their attributes, and its text."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.text = [], ""
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, attrs))
+
+    def handle_data(self, data):
+        self.text += data
+
+
+def _rendered_text(markdown: str) -> str:
+    """``markdown`` as the feedback page renders a comment, its tags dropped."""
+    from nbconvert.filters.markdown import markdown2html
+
+    elements = _Elements()
+    elements.feed(markdown2html(markdown))
+    return elements.text
 
 
 def run(argv, cwd, user=None, env=None, timeout=BUDGET):
@@ -285,7 +342,7 @@ def test_the_attacks_through_real_nbgrader_as_root(tmp_path, how):
     steps = [[sys.executable, "-m", "nbgrader", "collect", A]]
     steps += ([[sys.executable, "-m", "nbgrader", "autograde", A]] if how == "nbgrader" else
               [[sys.executable, "-m", "autograder", "autograde", A, "--workers", "2"]])
-    steps += [[sys.executable, "-m", "nbgrader", "generate_feedback", A]]
+    steps += [[sys.executable, "-m", "nbgrader", "generate_feedback", A], [sys.executable, "-m", "nbgrader", "export"]]
     log = ""
     for argv in steps:
         done, seconds = run(argv, course.root, env=env)
@@ -293,12 +350,17 @@ def test_the_attacks_through_real_nbgrader_as_root(tmp_path, how):
         assert done.returncode == 0, (argv, log[-6000:])
         print(f"{how}: {argv[3]} in {seconds:.1f} s")
     if how == "nbgrader":
-        assert f"Autograded {A}: 4 students" in log and "at the boundary: copycat, mallory, stamp" in log, log[-3000:]
+        assert f"Autograded {A}: 5 students" in log, log[-3000:]
+        assert "at the boundary: copied-cell, copycat, mallory, stamp" in log, log[-3000:]
     backup = tmp_path / "backup.ipynb"  # a backup made with hard links (cp -al) costs no one their notebook
     os.link(course.root / "submitted" / "victim" / A / f"{A}.ipynb", backup)
     done, _ = run([sys.executable, "-m", "nbgrader", "autograde", A, "--force", "--student", "victim"], course.root, env=env)
     assert done.returncode == 0 and "refused" not in done.stderr, done.stderr[-3000:]
     check_the_batch(course.root, log)
+    with open(course.root / "grades.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert {len(row) for row in rows} == {11} and sorted(row[3] for row in rows[1:]) == [
+        "copied-cell", "copycat", "mallory", "stamp", "victim"], rows
 
 
 @pytest.mark.slow

@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from traitlets import Int
 from traitlets.config import LoggingConfigurable
 
+from autograder.confinement.student_ids import usable_student_id  # noqa: F401 - the boundary's word on ids
+
 #: The course's note of what it refused, beside the notebook. A student's file of that name is refused.
 RECORD = "submission-refused.txt"
 #: Folders within folders a submission may hold, and entries in all.
@@ -89,19 +91,10 @@ class Refusal:
         return f"submission refused: {self.path} {self.why}"
 
 
-#: What nbgrader's globs and regexes read in a student id (``*``, ``?``, ``[``) or skip (a leading dot).
-_UNUSABLE_ID = re.compile(r"[*?\[\]]|^\.|[/\\]")
-
-
-def usable_student_id(student_id: str) -> bool:
-    """Whether nbgrader can grade ``student_id`` as one student: printable, and nothing its globs
-    would read as a pattern (a student ``*`` would be graded with everyone's submissions)."""
-    return bool(student_id) and student_id.isprintable() and not _UNUSABLE_ID.search(student_id)
-
-
 def shown(name: str) -> str:
-    """``name`` safe to print in a log, a page or a CSV: every character that is not printable
-    (control characters, bytes that were not UTF-8) as its escape."""
+    """``name`` safe to print in a log: every character that is not printable (control characters,
+    bytes that were not UTF-8) as its escape. Markup stays markup: a page or a comment rendered as
+    markdown escapes it again (:func:`autograder.confinement.sanitise.literal_markdown`)."""
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in name)
 
 
@@ -129,8 +122,10 @@ def _kind(mode: int) -> str | None:
 class _Copy:
     """One submission being copied: the budget it has left and what it refused."""
 
-    def __init__(self, limits: SubmissionBoundary, ignore: list[str], reserved: tuple[str, ...], one_link: bool):
+    def __init__(self, limits: SubmissionBoundary, ignore: list[str], reserved: tuple[str, ...], one_link: bool,
+                 first: tuple[str, ...] = ()):
         self.limits = limits
+        self.first = first
         self.ignore = ignore
         self.reserved = reserved
         self.one_link = one_link
@@ -151,6 +146,8 @@ class _Copy:
         except OSError as error:
             self.refuse(rel or ".", f"could not be listed ({error.strerror})")
             return
+        if not rel:  # the submission's own notebooks within the entries it may hold, and their refusals first
+            names.sort(key=lambda name: name not in self.first)
         for name in names:
             path = f"{rel}/{name}" if rel else name
             if any(fnmatch.fnmatch(name, pattern) for pattern in self.ignore):
@@ -261,13 +258,17 @@ class Copied:
 
 
 def copy_submission(src: str, dest: str, limits: SubmissionBoundary, ignore: list[str] = (),
-                    reserved: tuple[str, ...] = (RECORD,), one_link: bool = True) -> Copied:
+                    reserved: tuple[str, ...] = (RECORD,), one_link: bool = True,
+                    first: tuple[str, ...] = ()) -> Copied:
     """Copy the submission folder ``src`` into ``dest`` (which must not exist), entry by entry as
-    the module says. ``src`` itself must be a real folder: if it is not, nothing is copied,
-    ``dest`` is made empty and the one refusal names the folder. ``one_link=False`` accepts files
+    the module says; the names in ``first`` (the assignment's notebooks, ``timestamp.txt``) before any
+    other entry at the top, so that no crowd of files beside them takes their place among the
+    :data:`MAX_ENTRIES` or their refusal's place in the record. ``src`` itself must be a real
+    folder: if it is not, nothing is copied, ``dest`` is made empty and the one refusal names the
+    folder. ``one_link=False`` accepts files
     with other names too: for the course's own folders (``submitted/`` after a collect, which a
     backup made with hard links may share), never for the exchange, where students write."""
-    copy = _Copy(limits, list(ignore), reserved, one_link)
+    copy = _Copy(limits, list(ignore), reserved, one_link, tuple(first))
     try:
         fd = os.open(src, _DIR_FLAGS)
     except OSError as error:

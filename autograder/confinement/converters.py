@@ -35,6 +35,7 @@ import tempfile
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde, GenerateFeedback
+from nbgrader.converters.base import NbGraderException
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode
 
@@ -42,18 +43,22 @@ from autograder.confinement.boundary import (
     RECORD, SubmissionBoundary, canonical_time, copy_submission, kept, read_record, read_timestamp_text, readable_time,
     shown, usable_student_id, write_record,
 )
+from autograder.confinement.cell_marks import accepted, check_marks, known_cells
+from autograder.confinement.sanitise import literal_markdown
+from autograder.confinement.student_ids import lookalike
 
 #: What marks the course's note cell in an autograded notebook.
 NOTE_TAG = "autograder-boundary-note"
 
 
 def _note_cell(lines: list[str], replaced: bool) -> nbformat.NotebookNode:
-    head = ("**Your notebook was not graded**: the course reads only regular files, and this one was "
-            "refused. What follows is the notebook as released, so every automatic point is 0."
+    head = ("**Your notebook was not graded**: the course could not read it as handed in, for the reason "
+            "below. What follows is the notebook as released, so every automatic point is 0."
             if replaced else
-            "**Some of what you handed in was not read**: the course reads only regular files of your "
-            "own, within its sizes. Your notebook was graded without these:")
-    body = "\n".join(f"- {line}" for line in lines)
+            "**Some of what you handed in was not read** as it was: the course reads only regular files of "
+            "your own, within its sizes, each cell with the nbgrader marks it was released with. Your notebook "
+            "was graded as these lines say:")
+    body = "\n".join(f"- {literal_markdown(line)}" for line in lines)
     cell = nbformat.v4.new_markdown_cell(f"{head}\n\n{body}\n")
     cell.metadata["tags"] = [NOTE_TAG]
     return cell
@@ -124,6 +129,7 @@ class _ThroughTheBoundary:
         fcntl.flock(lock, fcntl.LOCK_EX)
         os.rename(os.path.join(self._stage_root, f"{_LOCK}.new"), os.path.join(self._stage_root, _LOCK))
         self.refusals: dict[tuple[str, str], list[str]] = {}
+        self._known = {}  # the gradebook's cells of each notebook, read once a run
         try:
             self._stage()
             super().start()
@@ -152,12 +158,21 @@ class _ThroughTheBoundary:
     def _stage(self) -> None:
         limits = self._limits()
         pattern = self._real_source(self.coursedir.assignment_id, self.coursedir.student_id)
-        for folder in sorted(glob.glob(pattern)):
+        folders = sorted(glob.glob(pattern))
+        ids = {os.path.basename(os.path.dirname(os.path.normpath(folder))) for folder in folders}
+        ids |= self._gradebook_students()
+        for folder in folders:
             student_folder, assignment_id = os.path.split(os.path.normpath(folder))
             student_id = os.path.basename(student_folder)
             if not (usable_student_id(student_id) and assignment_id.isprintable()):
-                self.log.error("Not graded: the folder %s names no student nbgrader can grade alone "
-                               "(control characters, a pattern or a hidden name)", shown(folder))
+                self.log.error("Not graded: the folder %s names no student the course can grade alone "
+                               "(control characters, a pattern, a hidden name, a CSV separator, a leading "
+                               "formula character, or mixed scripts)", shown(folder))
+                continue
+            imitated = lookalike(student_id, ids)
+            if imitated:
+                self.log.error("Not graded: the folder %s is named for %s, which looks like the student %s",
+                               shown(folder), ascii(student_id), shown(imitated))
                 continue
             try:
                 self._stage_one(folder, student_folder, student_id, assignment_id, limits)
@@ -176,11 +191,29 @@ class _ThroughTheBoundary:
             os.makedirs(dest, mode=0o755)
         else:
             earlier = read_record(folder) if not os.path.islink(folder) else []
+            names = self._notebook_names(assignment_id)
             refused = earlier + copy_submission(
                 folder, dest, limits, ignore=[*self.coursedir.ignore, *self.skipped], reserved=(),
-                one_link=False).sentences()
+                one_link=False, first=(*(f"{name}.ipynb" for name in names), "timestamp.txt")).sentences()
+            refused += self._checked(dest, assignment_id, names)
         if refused:
             self._handle_refused(assignment_id, student_id, dest, refused)
+
+    def _checked(self, dest: str, assignment_id: str, names: list[str]) -> list[str]:
+        """What a check of the copied notebooks changed or refused (one sentence each); the copy
+        itself is all the feedback reads (nbgrader wrote it)."""
+        return []
+
+    def _notebook_names(self, assignment_id: str) -> list[str]:
+        try:
+            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+                return [nb.name for nb in gb.find_assignment(assignment_id).notebooks]
+        except MissingEntry:
+            return []  # nbgrader says the assignment is missing, for every student
+
+    def _gradebook_students(self) -> set[str]:
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            return {student.id for student in gb.students}
 
     def _handle_refused(self, assignment_id: str, student_id: str, dest: str, refused: list[str]) -> None:
         log_refusals(self.log, refused, f"student {shown(student_id)}, assignment {shown(assignment_id)}")
@@ -230,12 +263,35 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
             shutil.copyfile(released, os.path.join(dest, f"{name}.ipynb"))
             _with_note(os.path.join(dest, f"{name}.ipynb"), refused, replaced=True)
 
-    def _notebook_names(self, assignment_id: str) -> list[str]:
-        try:
-            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-                return [nb.name for nb in gb.find_assignment(assignment_id).notebooks]
-        except MissingEntry:
-            return []  # nbgrader says the assignment is missing, for every student
+    def _checked(self, dest: str, assignment_id: str, names: list[str]) -> list[str]:
+        """Every notebook's nbgrader marks made ones nbgrader accepts (:mod:`~autograder.confinement.
+        cell_marks`): one notebook's marks never stop the batch. A notebook whose marks still fail is
+        removed from the copy, so that it is graded as released, 0, with the reason named."""
+        refused = []
+        for name in names:
+            path = os.path.join(dest, f"{name}.ipynb")
+            if not os.path.isfile(path):
+                continue
+            try:
+                nb = nbformat.read(path, as_version=4)
+            except Exception:  # noqa: BLE001 - an unreadable notebook is nbgrader's to name, for this student alone
+                continue
+            known = self._known_cells(name, assignment_id)
+            changed = check_marks(nb, known, f"{name}.ipynb")
+            if not accepted(nb, known):
+                os.remove(path)
+                refused.append(f"submission refused: {name}.ipynb holds nbgrader marks the course could not "
+                               "make ones nbgrader accepts")
+            elif changed:
+                nbformat.write(nb, path)
+            refused += [r.sentence() for r in changed]
+        return refused
+
+    def _known_cells(self, name: str, assignment_id: str):
+        if (name, assignment_id) not in self._known:
+            self._known[name, assignment_id] = known_cells(self.coursedir.db_url, self.coursedir.course_id, name,
+                                                           assignment_id)
+        return self._known[name, assignment_id]
 
     def set_permissions(self, assignment_id: str, student_id: str) -> None:
         """After a student's notebooks are graded (nbgrader calls this then): the refusals go into the
@@ -245,7 +301,8 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
         refused = self.refusals.get((assignment_id, student_id))
         if not refused:
             return
-        note = "\n".join(refused)
+        # nbgrader renders comments as markdown (the feedback page): a refused name is the student's text.
+        note = "\n".join(literal_markdown(line) for line in refused)
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             for nb in gb.find_submission(assignment_id, student_id).notebooks:
                 nb.flagged = True
@@ -253,6 +310,28 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
                     if not (comment.auto_comment or "").startswith(note):
                         comment.auto_comment = f"{note}\n\n{comment.auto_comment or ''}".strip()
             gb.db.commit()
+
+    def convert_notebooks(self) -> None:
+        """nbgrader's loop, one submission at a time: an error nbgrader makes fatal for the whole
+        command (a notebook's schema version, say) costs only its own submission, as in the parallel
+        command, where each student is a call of their own. The command still fails at the end, naming
+        every submission that was not graded, as nbgrader does for errors it contains itself."""
+        everyone = self.assignments
+        failed = []
+        try:
+            for key in sorted(everyone):
+                self.assignments = {key: everyone[key]}
+                try:
+                    super().convert_notebooks()
+                except NbGraderException as error:
+                    failed.append(key)
+                    self.log.error("Not graded: %s stopped nbgrader (%s); the other submissions go on",
+                                   shown(os.path.relpath(key, self._stage_root)), shown(str(error).strip()[:300]))
+        finally:
+            self.assignments = everyone
+        if failed:
+            names = ", ".join(shown(os.path.relpath(key, self._stage_root)) for key in failed)
+            raise NbGraderException(f"{len(failed)} submission(s) could not be graded: {names} (each error is above)")
 
     def start(self) -> None:
         self.graded = []
@@ -288,10 +367,13 @@ class BoundedCollect(ExchangeCollect):
 
     Students write ``inbound/``, so what they can set is checked here too: a folder whose name holds
     no readable time is skipped with a warning (nbgrader stops the whole collect on it), as is one
-    named for a student who is an account here but made by another account (:meth:`_impostor`),
-    and a ``timestamp.txt`` that is missing or unreadable is written from the folder's name. A
-    timestamp earlier than the submission's files last changed (their ``ctime``, which no student
-    can set) by more than :data:`STAMP_SLACK` seconds is named in the log: it may dodge a late penalty.
+    named for no id the course grades (:mod:`~autograder.confinement.student_ids`: no CSV separator,
+    formula or look-alike of another id), and one handed in by an account that may not hand in for
+    that id (:meth:`_impostor`); a ``timestamp.txt`` that is missing or unreadable is written from
+    the folder's name. A timestamp earlier than the submission's files last changed (their
+    ``ctime``, which no student can set) by more than :data:`STAMP_SLACK` seconds may dodge a late
+    penalty: it is named in the log and written to the submission's record, so that autograde flags
+    the notebook and says so in its comments, on the feedback page and in the class report.
     """
 
     #: Seconds between nbgrader submit's timestamp and its copy's last change, past which the log warns.
@@ -310,7 +392,11 @@ class BoundedCollect(ExchangeCollect):
         student_id = self.coursedir.student_id if self.coursedir.student_id else "*"
         pattern = os.path.join(self.inbound_path, f"{student_id}+{self.coursedir.assignment_id}+*")
         records = []
-        for path in glob.glob(pattern):
+        paths = glob.glob(pattern)
+        self._handed_in = {os.path.basename(path).rsplit("+", 3)[0] for path in paths}
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            self._students = {student.id for student in gb.students}
+        for path in paths:
             name = os.path.basename(path)
             parts = name.rsplit("+", 3)
             when = readable_time(parts[2]) if len(parts) >= 3 else None
@@ -318,8 +404,13 @@ class BoundedCollect(ExchangeCollect):
                 self.log.warning("Not collected: the inbound folder %s has no readable time in its name", shown(name))
                 continue
             if not usable_student_id(parts[0]):
-                self.log.warning("Not collected: %s names no student nbgrader can grade alone (a pattern or a hidden name)",
-                                 shown(name))
+                self.log.warning("Not collected: %s names no student the course can grade alone (a pattern, a hidden "
+                                 "name, a CSV separator, a leading formula character, or mixed scripts)", shown(name))
+                continue
+            imitated = lookalike(parts[0], self._students | self._handed_in)
+            if imitated:
+                self.log.warning("Not collected: the inbound folder %s is named for %s, which looks like the student %s",
+                                 shown(name), ascii(parts[0]), shown(imitated))
                 continue
             try:
                 real_folder = stat.S_ISDIR(os.lstat(path).st_mode)
@@ -330,8 +421,9 @@ class BoundedCollect(ExchangeCollect):
                 continue
             impostor = self._impostor(path, parts[0])
             if impostor:
-                self.log.warning("Not collected: the inbound folder %s claims to be %s's but belongs to %s",
-                                 shown(name), shown(parts[0]), shown(impostor))
+                self.log.warning("Not collected: the inbound folder %s claims to be %s's but belongs to %s "
+                                 "(a student hands in under their own name only)", shown(name), shown(parts[0]),
+                                 shown(impostor))
                 continue
             records.append({"username": parts[0], "filename": name, "timestamp": when})
         by_user: dict[str, list[dict]] = {}
@@ -349,29 +441,51 @@ class BoundedCollect(ExchangeCollect):
             self.src_records.append(on_time[0] if self.before_duedate and on_time else group[0])
 
     def _impostor(self, path: str, student: str) -> str | None:
-        """Who owns a folder of ``inbound/`` named for ``student``, where that is someone else and
-        ``student`` is an account of this machine (then nobody else may hand in for them; nbgrader's
-        own collect only warns, and takes the newest folder, whoever made it). None otherwise: where
-        students share an account or are no accounts here, the name is the only word there is."""
+        """Who owns a folder of ``inbound/`` named for ``student``, where that account may not hand
+        in for ``student``; None where it may. nbgrader's own collect only warns, and takes the
+        newest folder, whoever made it. Nobody hands in for a student who is an account here but
+        that account. And an account that is itself a student (in the gradebook, or handing in under
+        its own name in ``inbound/``) hands in for itself alone: students who are accounts each keep
+        to their own name. Where students share an account, or are no accounts here (that account
+        is no student), the name is the only word there is."""
         if not self.check_owner:
             return None
         try:
-            expected = pwd.getpwnam(student).pw_uid
             owner = os.lstat(path).st_uid
-        except (KeyError, OSError):
-            return None
-        if owner == expected:
+        except OSError:
             return None
         try:
-            return pwd.getpwuid(owner).pw_name
+            owner_name = pwd.getpwuid(owner).pw_name
         except KeyError:
-            return f"user id {owner}"
+            owner_name = None
+        try:
+            expected = pwd.getpwnam(student).pw_uid
+        except KeyError:
+            expected = None
+        if expected is not None:
+            return None if owner == expected else owner_name or f"user id {owner}"
+        if owner_name is not None and owner_name in self._students | self._handed_in:
+            return owner_name
+        return None
 
     def do_copy(self, src: str, dest: str, log=None) -> None:
-        copied = copy_submission(src, dest, SubmissionBoundary(parent=self), ignore=self.coursedir.ignore)
-        refused = copied.sentences()
+        notebooks = self._notebook_names()
+        copied = copy_submission(src, dest, SubmissionBoundary(parent=self), ignore=self.coursedir.ignore,
+                                 first=(*(f"{name}.ipynb" for name in notebooks), "timestamp.txt"))
+        refused = self._stamp_check(src, dest, copied) + copied.sentences()  # the flag first, never cut off
         log_refusals(self.log, refused, f"in {shown(os.path.basename(src))}")
         write_record(dest, refused)
+
+    def _notebook_names(self) -> list[str]:
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            try:
+                return [nb.name for nb in gb.find_assignment(self.coursedir.assignment_id).notebooks]
+            except MissingEntry:
+                return []
+
+    def _stamp_check(self, src: str, dest: str, copied) -> list[str]:
+        """Write ``timestamp.txt`` in nbgrader's own form; the record's line when the stamp is
+        earlier than the files' last change by more than :data:`STAMP_SLACK`, else none."""
         claimed = readable_time(read_timestamp_text(dest))
         if claimed is None:
             parts = os.path.basename(src).rsplit("+", 3)
@@ -380,11 +494,12 @@ class BoundedCollect(ExchangeCollect):
             with open(os.path.join(dest, "timestamp.txt"), "w") as f:
                 f.write(canonical_time(claimed))
         claimed_at = claimed.replace(tzinfo=datetime.timezone.utc).timestamp() if claimed else None
-        if claimed_at is not None and copied.latest_change - claimed_at > self.STAMP_SLACK:
-            changed = datetime.datetime.fromtimestamp(copied.latest_change, datetime.timezone.utc)
-            self.log.warning("%s is stamped %s, but its files last changed at %s: a late submission stamped early?",
-                             shown(os.path.basename(src)), claimed.isoformat(" ", "seconds"),
-                             changed.isoformat(" ", "seconds"))
+        if claimed_at is None or copied.latest_change - claimed_at <= self.STAMP_SLACK:
+            return []
+        changed = datetime.datetime.fromtimestamp(copied.latest_change, datetime.timezone.utc)
+        return [f"submission flagged: timestamp.txt says {claimed.isoformat(' ', 'seconds')} UTC, but the files "
+                f"last changed at {changed.isoformat(' ', 'seconds').removesuffix('+00:00')} UTC: a late submission "
+                "stamped early? Its late penalty is reckoned from the stamp"]
 
 
 def install() -> None:

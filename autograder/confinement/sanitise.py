@@ -163,6 +163,21 @@ def sanitise_markdown(source: str) -> str:
     return _as_code(source, MARKDOWN_NOTE.format(what=" and ".join(sorted(hazards))))
 
 
+#: Every ASCII punctuation character: CommonMark lets a backslash make each of them literal.
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def literal_markdown(text: str) -> str:
+    """``text`` as markdown that renders as exactly ``text``, for a line of the course's that holds
+    a student's words (a refused file's name) and goes where nbgrader renders markdown: a gradebook
+    comment, which ``generate_feedback`` puts through ``markdown2html``. Every punctuation character
+    is escaped, so no tag, entity, link, emphasis or code span is made; a ``$`` renders as ``\\$``,
+    which the pages' MathJax (``processEscapes``) shows as a dollar, never as the start of math.
+    Line breaks are the caller's: a name reaches here through
+    :func:`~autograder.confinement.boundary.shown`, which has none."""
+    return _PUNCTUATION.sub(r"\\\1", text).replace("\\$", "\\\\\\$")
+
+
 def _as_code(source: str, note: str, check: bool = True) -> str:
     """``note``, then ``source`` in a fenced code block that no line of it can close (the fence is
     longer than any run of backticks inside); ``check`` parses the result once more to be sure."""
