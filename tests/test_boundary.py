@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import csv
 import datetime
-import html.parser
 import os
 import shutil
 import stat
@@ -31,6 +30,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import REPO
+from test_student_text import _Elements
 
 from autograder.confinement.boundary import RECORD, SubmissionBoundary, copy_submission
 
@@ -291,20 +291,6 @@ def check_the_batch(course_root: Path, log: str) -> None:
     page = (course_root / "feedback" / "copycat" / A / f"{A}.html").read_text()
     assert "Your notebook was not graded" in page and f"{A}.ipynb is a symbolic link" in page
     assert "Some of what you handed in was not read" in (course_root / "feedback" / "mallory" / A / f"{A}.html").read_text()
-
-
-class _Elements(html.parser.HTMLParser):
-    """A page's start tags with their attributes, and its text."""
-
-    def __init__(self):
-        super().__init__()
-        self.tags, self.text = [], ""
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, attrs))
-
-    def handle_data(self, data):
-        self.text += data
 
 
 def _rendered_text(markdown: str) -> str:

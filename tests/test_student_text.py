@@ -24,6 +24,8 @@ RELEASED = REPO / "release" / A / f"{A}.ipynb"
 
 
 class _Elements(html.parser.HTMLParser):
+    """A page's start tags with their attributes, and its text."""
+
     def __init__(self):
         super().__init__()
         self.tags, self.text = [], ""
