@@ -125,6 +125,7 @@ def test_nothing_of_the_instructors_environment_reaches_a_kernel(tmp_path, monke
     for name, value in INSTRUCTORS_SECRETS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("COURSE_SETTING", "kept because named")
+    monkeypatch.setenv("LC_SECRET", INSTRUCTORS_SECRETS["PGPASSWORD"])  # a locale's prefix, no locale's name
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}/absent::relative")
     config, folder = _course(tmp_path)
     config.ConfinedKernelManager.kernel_environment_names = ["COURSE_*"]
@@ -140,8 +141,9 @@ def test_nothing_of_the_instructors_environment_reaches_a_kernel(tmp_path, monke
     # Of nbgrader's own variables, only these (not those the kernel's imports or its jail set):
     instructors = {name for name, value in seen["os.environ"].items() if os.environ.get(name) == value} - _set_by_imports() - {
         "PYTHONSAFEPATH", _jail.UID_ENV}
-    assert instructors <= {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "XLA_FLAGS", "PYTHONPATH", "COURSE_SETTING"} | {
-        n for n in instructors if n.startswith("LC_")}, sorted(instructors)
+    assert instructors <= {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "XLA_FLAGS", "PYTHONPATH", "COURSE_SETTING",
+                           "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_MONETARY", "LC_NUMERIC", "LC_TIME"}, \
+        sorted(instructors)
 
 
 def _set_by_imports() -> set[str]:

@@ -11,6 +11,7 @@ import copy
 import csv
 import html.parser
 import io
+import os
 
 import nbformat
 import pytest
@@ -78,6 +79,16 @@ def test_an_id_a_csv_or_a_spreadsheet_would_split_or_run_is_refused():
     assert [s for s in refused if usable_student_id(s)] == []
     kept = ["alice", "h-rewrites-replies", "sample-correct", "jane.doe", "josé", "иван", "たなか太郎", "a-1", "x_y"]
     assert [s for s in kept if not usable_student_id(s)] == []
+
+
+def test_an_id_that_is_markup_is_refused():
+    """formgrader's grading page writes the id into its HTML unescaped (``formgrade_macros.html.j2``,
+    ``{{ resources.student }}``; nbconvert's templates do not escape): ``<plaintext>`` ends the page for
+    the grader, ``<img src=http:host>`` calls out. The page's policy stops script, not markup."""
+    from autograder.confinement.boundary import usable_student_id
+
+    assert [s for s in ("<plaintext>", "<img src=x onerror=alert(1)>", "a<b", "a>b", "a&amp;b", "&lt;b&gt;")
+            if usable_student_id(s)] == []
 
 
 def test_a_lookalike_of_an_existing_id_is_named():
@@ -280,3 +291,65 @@ def test_one_submission_nbgrader_stops_on_costs_only_itself(monkeypatch, tmp_pat
     with pytest.raises(NbGraderException, match="1 submission.*aaa-attacker"):
         app.convert_notebooks()
     assert graded == ["bob", "carol"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="gives inbound folders to other accounts")
+def test_a_student_account_hands_in_for_itself_alone_and_a_shared_account_for_anyone(tmp_path):
+    """``BoundedCollect._impostor`` through ``init_src``, with real accounts of this machine as owners:
+    ``daemon`` and ``bin`` are students (accounts, ``bin`` also in the gradebook), ``nobody`` is a
+    shared account that is no student (as ``jovyan`` on a hub). A student's folder for another id,
+    an account's or not, is not collected; the shared account hands in for ids that are no account."""
+    import datetime
+    import pwd
+
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+
+    from autograder.confinement.converters import BoundedCollect
+
+    uid = {name: pwd.getpwnam(name).pw_uid for name in ("daemon", "bin", "nobody")}
+    (tmp_path / "course").mkdir()
+    db = f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}"
+    with Gradebook(db, "jax-tracing") as gb:
+        gb.add_assignment(A)
+        gb.add_student("bin")
+    inbound = tmp_path / "exchange" / "jax-tracing" / "inbound"
+    inbound.mkdir(parents=True)
+    when = datetime.datetime.now(datetime.timezone.utc)
+    handed_in = {  # (the id the folder names, its owner) -> collected?
+        ("daemon", "daemon"): True,   # a student for itself
+        ("bin", "bin"): True,
+        ("daemon", "bin"): False,     # a student for another student who is an account
+        ("alice", "daemon"): False,   # a student (handing in as itself) for an id that is no account
+        ("carol", "bin"): False,      # a student (in the gradebook) for an id that is no account
+        ("alice", "nobody"): True,    # a shared account, no student: the name is the only word there is
+        ("carol", "nobody"): True,
+        ("dave", "nobody"): True,
+        ("dave", "daemon"): False,    # newer than the shared account's folder for dave, and refused
+        ("nobody", "daemon"): False,  # naming a folder for the shared account makes it no student
+    }
+    for i, (student, owner) in enumerate(handed_in):
+        folder = inbound / f"{student}+{A}+{when:%Y-%m-%d %H:%M:%S}.{i:06d} UTC+{i}"
+        folder.mkdir()
+        os.chown(folder, uid[owner], -1)
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path / "course")
+    config.CourseDirectory.course_id = "jax-tracing"
+    config.CourseDirectory.assignment_id = A
+    config.CourseDirectory.db_url = db
+    config.Exchange.root = str(tmp_path / "exchange")
+
+    def collected(student: str = "") -> set[tuple[str, str]]:
+        config.CourseDirectory.student_id = student
+        collect = BoundedCollect(coursedir=CourseDirectory(config=config), config=config)
+        collect.check_owner = True
+        collect.init_src()
+        return {(r["filename"].split("+")[0], pwd.getpwuid(os.lstat(inbound / r["filename"]).st_uid).pw_name)
+                for r in collect.src_records}
+
+    # one record per id (the newest folder it may hand in), so each id's owner stands alone
+    assert collected() == {("daemon", "daemon"), ("bin", "bin"), ("alice", "nobody"), ("carol", "nobody"),
+                           ("dave", "nobody")}
+    # collecting one student still knows who hands in under their own name
+    assert collected("dave") == {("dave", "nobody")}

@@ -22,6 +22,7 @@ the notebook is graded as usual, with the reason at its top.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import fcntl
 import glob
@@ -314,24 +315,46 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
     def convert_notebooks(self) -> None:
         """nbgrader's loop, one submission at a time: an error nbgrader makes fatal for the whole
         command (a notebook's schema version, say) costs only its own submission, as in the parallel
-        command, where each student is a call of their own. The command still fails at the end, naming
-        every submission that was not graded, as nbgrader does for errors it contains itself."""
+        command, where each student is a call of their own. A submission nbgrader stops on is graded
+        once more as released (:meth:`_as_released`: 0, flagged, the reason in its comments and note
+        cell); one that fails even so is named, and the command fails at the end, as nbgrader does
+        for errors it contains itself."""
         everyone = self.assignments
         failed = []
         try:
             for key in sorted(everyone):
-                self.assignments = {key: everyone[key]}
-                try:
-                    super().convert_notebooks()
-                except NbGraderException as error:
-                    failed.append(key)
-                    self.log.error("Not graded: %s stopped nbgrader (%s); the other submissions go on",
-                                   shown(os.path.relpath(key, self._stage_root)), shown(str(error).strip()[:300]))
+                for handed_in in (True, False):
+                    self.assignments = {key: everyone[key]}
+                    try:
+                        super().convert_notebooks()
+                        break
+                    except NbGraderException as error:
+                        why = shown(str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__)
+                        self.log.error("%s stopped nbgrader (%s); the other submissions go on",
+                                       shown(os.path.relpath(key, self._stage_root)), why)
+                        if not (handed_in and self._as_released(key, why)):
+                            failed.append(key)
+                            break
         finally:
             self.assignments = everyone
         if failed:
             names = ", ".join(shown(os.path.relpath(key, self._stage_root)) for key in failed)
             raise NbGraderException(f"{len(failed)} submission(s) could not be graded: {names} (each error is above)")
+
+    def _as_released(self, staged: str, why: str) -> bool:
+        """Put the released notebooks in place of the student's in the staged copy ``staged``, with a
+        note saying why; whether there is a release to grade instead."""
+        student_id, assignment_id = os.path.relpath(staged, self._stage_root).split(os.sep)[-2:]
+        names = self._notebook_names(assignment_id)
+        if not names:
+            return False
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(staged, f"{name}.ipynb"))
+        line = f"submission refused: nbgrader could not grade the notebook as handed in ({why})"
+        self._handle_refused(assignment_id, student_id, staged,
+                             [*self.refusals.get((assignment_id, student_id), []), line])
+        return all(os.path.isfile(os.path.join(staged, f"{name}.ipynb")) for name in names)
 
     def start(self) -> None:
         self.graded = []
@@ -394,6 +417,10 @@ class BoundedCollect(ExchangeCollect):
         records = []
         paths = glob.glob(pattern)
         self._handed_in = {os.path.basename(path).rsplit("+", 3)[0] for path in paths}
+        # Accounts that hand in under their own name (any assignment, whatever --student picks): a folder
+        # named for an account counts only when that account made it, so no student makes another
+        # account (a shared one) a student by naming a folder for it.
+        self._own_names = self._handed_in_by_themselves(glob.glob(os.path.join(self.inbound_path, "*+*")))
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             self._students = {student.id for student in gb.students}
         for path in paths:
@@ -445,7 +472,7 @@ class BoundedCollect(ExchangeCollect):
         in for ``student``; None where it may. nbgrader's own collect only warns, and takes the
         newest folder, whoever made it. Nobody hands in for a student who is an account here but
         that account. And an account that is itself a student (in the gradebook, or handing in under
-        its own name in ``inbound/``) hands in for itself alone: students who are accounts each keep
+        its own name in ``inbound/``, in a folder it made) hands in for itself alone: students who are accounts each keep
         to their own name. Where students share an account, or are no accounts here (that account
         is no student), the name is the only word there is."""
         if not self.check_owner:
@@ -464,9 +491,22 @@ class BoundedCollect(ExchangeCollect):
             expected = None
         if expected is not None:
             return None if owner == expected else owner_name or f"user id {owner}"
-        if owner_name is not None and owner_name in self._students | self._handed_in:
+        if owner_name is not None and owner_name in self._students | self._own_names:
             return owner_name
         return None
+
+    @staticmethod
+    def _handed_in_by_themselves(paths: list[str]) -> set[str]:
+        """The names of ``paths`` (folders of ``inbound/``) that are the account that made the folder."""
+        own = set()
+        for path in paths:
+            name = os.path.basename(path).rsplit("+", 3)[0]
+            try:
+                if os.lstat(path).st_uid == pwd.getpwnam(name).pw_uid:
+                    own.add(name)
+            except (KeyError, OSError):
+                continue
+        return own
 
     def do_copy(self, src: str, dest: str, log=None) -> None:
         notebooks = self._notebook_names()

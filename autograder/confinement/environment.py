@@ -29,7 +29,9 @@ from collections.abc import Iterable, Mapping
 #: the notebook is being autograded (``NBGRADER_EXECUTION``, which notebooks may read), and the
 #: XLA flags, to which the grading flags are added (:func:`autograder.grading.compiler.kernel_environment`),
 #: and ``PYTHONPATH``'s absolute entries.
-KEPT = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TZ", "NBGRADER_EXECUTION", "XLA_FLAGS", "PYTHONPATH")
+KEPT = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "NBGRADER_EXECUTION", "XLA_FLAGS", "PYTHONPATH",
+        # the locale's own names, each by name: ``LC_*`` would keep any name an instructor's setup begins so
+        "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_MONETARY", "LC_NUMERIC", "LC_TIME")
 
 
 def kept(name: str, names: Iterable[str]) -> bool:

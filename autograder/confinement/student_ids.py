@@ -5,6 +5,7 @@ and goes on into nbgrader's globs and regexes, the gradebook, every page and ``g
 id is graded only when it is text that all of them hold as one plain name:
 
 - nothing nbgrader's globs read as a pattern (``*``, ``?``, ``[``), no hidden name, no path;
+- no markup (``<`` ``>`` ``&``): formgrader's grading page writes the id into its HTML as it is;
 - no separator a CSV or a spreadsheet splits on (``,`` ``;`` tab, quotes, ``|``), no leading
   character a spreadsheet reads as a formula (``=`` ``+`` ``-`` ``@``): nbgrader's own CSV export
   joins fields unquoted, so ``rt3mal,,,,10.0`` would add a row's worth of columns;
@@ -20,8 +21,9 @@ import re
 import unicodedata
 
 #: What nbgrader's globs and regexes read in a student id (``*``, ``?``, ``[``) or skip (a leading
-#: dot), a path, and what a CSV or spreadsheet splits on.
-_UNUSABLE = re.compile(r"""[*?\[\]/\\,;|"'`]|^\.""")
+#: dot), a path, what a CSV or spreadsheet splits on, and markup (formgrader's grading page writes the
+#: id into its HTML unescaped, nbconvert's templates do not escape: ``<plaintext>`` would end the page).
+_UNUSABLE = re.compile(r"""[*?\[\]/\\,;|"'`<>&]|^\.""")
 #: What a spreadsheet reads as the start of a formula.
 FORMULA_STARTS = ("=", "+", "-", "@")
 #: Scripts one name may mix (Japanese writes one word in three).
