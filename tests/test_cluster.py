@@ -40,6 +40,7 @@ from test_parallel import ASSIGNMENT, CANNOT_GRADE, GRADED_LINE, SKIPPED_LINE, s
 from autograder.tools import scratch
 from autograder.tools.errors import ParallelError
 from autograder.tools.parallel import cluster as dask_autograde
+from autograder.tools.parallel import clusterkeys
 from autograder.tools.parallel import state
 from autograder.tools.parallel.localcluster import LocalCluster
 
@@ -159,10 +160,10 @@ class Killer:
         self.cluster.wait_for_workers()  # the nanny starts a new one
 
 
-def run_command(root: Path, address: str, *args: str, interrupt_after: int | None = None):
-    """Run the command; with ``interrupt_after``, SIGINT once that many students are graded.
+def run_command(root: Path, cluster: LocalCluster, *args: str, interrupt_after: int | None = None):
+    """Run the command on ``cluster``; with ``interrupt_after``, SIGINT once that many students are graded.
     Returns the exit code and the output lines."""
-    proc = subprocess.Popen([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--scheduler", address,
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, *cluster.driver_args,
                              *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             # as from a terminal: a suite started in the background (`cmd &` in a script)
                             # hands its children SIGINT ignored, and Python then never raises Ctrl-C
@@ -224,15 +225,15 @@ def graded(server, dask, tmp_path_factory) -> Graded:  # noqa: F811
 
     killer = Killer(dask, course.root)
     watching = killer.start()
-    first = run_command(course.root, dask.address, "--log", str(work / "first.log"))
+    first = run_command(course.root, dask, "--log", str(work / "first.log"))
     killer.stop.set()
     watching.join()
     after_first = marks(course, students)
     half_written = {s for s in students if after_first[s] is None and (course.root / "autograded" / s / ASSIGNMENT).exists()}
-    stopped = run_command(course.root, dask.address, "--force", interrupt_after=1)
+    stopped = run_command(course.root, dask, "--force", interrupt_after=1)
     after_stop = marks(course, students)
     half_written_after_stop = {s for s in students if after_stop[s] is None and (course.root / "autograded" / s / ASSIGNMENT).exists()}
-    resumed = run_command(course.root, dask.address)
+    resumed = run_command(course.root, dask)
     after_resume = marks(course, students)
     return Graded(reference, course, students, dask, first, (work / "first.log").read_text(), killer.kills,
                   after_first, half_written, stopped, after_stop, half_written_after_stop, resumed, after_resume)
@@ -347,14 +348,14 @@ def test_a_grading_process_serves_the_next_run_reads_its_config_again_and_ends_o
     when = datetime.datetime.now(datetime.timezone.utc)
     for student in ("sample-correct", "sample-partial"):
         scratch.place_submission(course, student, ASSIGNMENT, handed_in[student], when)
-    code, lines = run_command(course.root, graded.cluster.address)
+    code, lines = run_command(course.root, graded.cluster)
     assert code == 0, "\n".join(lines)
     kept = _graders(graded.cluster, course.root)
     assert kept, "no grading process waits for the next run"
     phases = tmp_path / "phases.jsonl"  # written only by a grader that read the changed configuration
     with open(course.root / "nbgrader_config.py", "a") as config:
         config.write(f"c.ConfinedExecute.phase_log = {str(phases)!r}\n")
-    code, lines = run_command(course.root, graded.cluster.address, "--force")
+    code, lines = run_command(course.root, graded.cluster, "--force")
     assert code == 0, "\n".join(lines)
     assert kept <= _graders(graded.cluster, course.root), "the first run's grading processes were replaced"
     assert len(phases.read_text().splitlines()) == 2
@@ -395,9 +396,46 @@ def test_no_scheduler_is_named_without_a_traceback(tmp_path, monkeypatch):
     scratch.generate(course, [ASSIGNMENT])
     scratch.place_submission(course, "s1", ASSIGNMENT, Path(__file__).parent / "samples" / ASSIGNMENT / "correct.ipynb",
                              datetime.datetime.now(datetime.timezone.utc))
+    keys = clusterkeys.make_keys(tmp_path / "keys").key.parent
     monkeypatch.setattr(dask_autograde, "CONNECT_SECONDS", 2.0)
-    with pytest.raises(ParallelError, match=r"no Dask scheduler answers at tcp://127\.0\.0\.1:9"):
-        dask_autograde.autograde(ASSIGNMENT, "tcp://127.0.0.1:9", course.root)
+    with pytest.raises(ParallelError, match=r"no Dask scheduler answers at tls://127\.0\.0\.1:9 to the course's keys"):
+        dask_autograde.autograde(ASSIGNMENT, "tls://127.0.0.1:9", course.root, keys=keys)
+
+
+def test_a_scheduler_without_tls_is_refused_saying_why_and_how(tmp_path):
+    """Red team (issue 51): the recipe's plain tcp:// scheduler ran any local user's ``client.run`` as its
+    workers' user, root. The driver grades on nothing but a TLS cluster, and says how to make one."""
+    proc = subprocess.run([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--scheduler",
+                           "tcp://127.0.0.1:9"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "tcp://127.0.0.1:9 is not tls://" in proc.stderr and "runs the code of any client" in proc.stderr
+    assert "python -m autograder cluster-keys DIR" in proc.stderr and "--cluster-keys DIR" in proc.stderr
+    no_keys = subprocess.run([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--scheduler",
+                              "tls://127.0.0.1:9"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "DASK_CONFIG": str(tmp_path / "no-dask-config")})
+    assert no_keys.returncode == 1 and "no keys for the TLS scheduler at tls://127.0.0.1:9" in no_keys.stderr
+
+
+def test_the_cluster_keys_are_the_instructors_alone(tmp_path):
+    """``cluster-keys`` writes the authority's certificate and the cluster's certificate and key, each
+    0600 in a 0700 folder, refuses to replace them, and the driver refuses keys others could read."""
+    folder = tmp_path / "keys"
+    made = subprocess.run([sys.executable, "-m", "autograder", "cluster-keys", str(folder)], capture_output=True,
+                          text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    assert "dask scheduler --protocol tls" in made.stdout and f"--cluster-keys {folder}" in made.stdout
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in folder.iterdir()} == {
+        clusterkeys.CA: "0o600", clusterkeys.CERT: "0o600", clusterkeys.KEY: "0o600"}
+    assert b"PRIVATE KEY" in (folder / clusterkeys.KEY).read_bytes()
+    assert b"PRIVATE KEY" not in (folder / clusterkeys.CA).read_bytes()  # the authority's key is never written
+    again = subprocess.run([sys.executable, "-m", "autograder", "cluster-keys", str(folder)], capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 1 and "already holds" in again.stderr
+    assert clusterkeys.driver_security("tls://127.0.0.1:9", folder).require_encryption
+    (folder / clusterkeys.KEY).chmod(0o644)
+    with pytest.raises(ParallelError, match=r"cluster-key\.pem is open to other users .*mode 0644"):
+        clusterkeys.driver_security("tls://127.0.0.1:9", folder)
 
 
 def test_workers_and_scheduler_do_not_go_together(tmp_path):
@@ -423,8 +461,7 @@ def test_the_driver_refuses_workers_running_older_code_and_imports_no_nbgrader(d
     scratch.generate(course, [ASSIGNMENT])
     scratch.place_submission(course, "s1", ASSIGNMENT, Path(__file__).parent / "samples" / ASSIGNMENT / "correct.ipynb",
                              datetime.datetime.now(datetime.timezone.utc))
-    command = [sys.executable, "-X", "importtime", "-m", "autograder", "autograde", ASSIGNMENT, "--scheduler",
-               dask.address]
+    command = [sys.executable, "-X", "importtime", "-m", "autograder", "autograde", ASSIGNMENT, *dask.driver_args]
     with dask.client() as client:
         client.run(exec, _PRETEND_STARTED_BEFORE_A_CHANGE)
         try:

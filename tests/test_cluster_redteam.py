@@ -22,8 +22,10 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import REPO, plain_python
 from hostile import notebooks
 from test_cluster import children_of, graders_of
+from test_parallel import INTRUDER, as_intruder
 
 from autograder.confinement import jail
 from autograder.tools import scratch
@@ -113,8 +115,8 @@ def fork_servers_of(pid: int) -> set[int]:
     return set(children_of(pid, b"autograder.confinement.forkserver"))
 
 
-def run(root: Path, address: str, *args: str) -> tuple[int, list[str]]:
-    proc = subprocess.run([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--scheduler", address, *args],
+def run(root: Path, cluster: LocalCluster, *args: str) -> tuple[int, list[str]]:
+    proc = subprocess.run([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, *cluster.driver_args, *args],
                           cwd=root, capture_output=True, text=True, timeout=400, check=False)
     return proc.returncode, (proc.stdout + proc.stderr).splitlines()
 
@@ -169,7 +171,7 @@ def test_a_hostile_notebook_plants_nothing_in_the_kept_grading_process_for_the_n
     when = datetime.datetime.now(datetime.UTC)
     scratch.place_submission(course, "hostile", ASSIGNMENT, hostile_notebook(tmp_path / "hostile.ipynb"), when)
 
-    code, lines = run(course.root, one_worker.address)
+    code, lines = run(course.root, one_worker)
     assert code == 0, "\n".join(lines)
     (worker,) = one_worker.worker_pids().values()
     graders = set(graders_of(worker))
@@ -182,7 +184,7 @@ def test_a_hostile_notebook_plants_nothing_in_the_kept_grading_process_for_the_n
     assert kernel_processes(planted["uid"]) == []  # its daemon died with its kernel
 
     scratch.place_submission(course, "victim", ASSIGNMENT, notebooks.SAMPLES / ASSIGNMENT / "correct.ipynb", when)
-    code, lines = run(course.root, one_worker.address, "--student", "victim")
+    code, lines = run(course.root, one_worker, "--student", "victim")
     assert code == 0, "\n".join(lines)
     assert set(graders_of(worker)) == graders, "the second run had another grading process"
     assert {s for g in graders for s in fork_servers_of(g)} == servers, "the fork server was replaced"
@@ -203,8 +205,8 @@ def test_a_grading_process_whose_driver_died_mid_run_ends_once_idle(one_worker, 
     scratch.place_submission(course, "s1", ASSIGNMENT, notebooks.SAMPLES / ASSIGNMENT / "correct.ipynb")
     (worker,) = one_worker.worker_pids().values()
     before = set(graders_of(worker))
-    proc = subprocess.Popen([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, "--scheduler",
-                             one_worker.address], cwd=course.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT, *one_worker.driver_args],
+                            cwd=course.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     for line in proc.stdout:
         if line.startswith(b"kernels:"):
             break
@@ -244,7 +246,7 @@ def test_a_kernelspec_changed_between_runs_reaches_jax_in_the_next_runs_kernels(
     scratch.generate(course, [ASSIGNMENT])
     notebook = notebooks.build(ASSIGNMENT, (notebooks.insert_after("END", X64),), tmp_path / "x64.ipynb")
     scratch.place_submission(course, "first", ASSIGNMENT, notebook)
-    code, lines = run(course.root, one_worker.address)
+    code, lines = run(course.root, one_worker)
     assert code == 0, "\n".join(lines)
     assert x64_of(course, "first") == (None, False)
     spec = json.loads(one_worker.kernelspec.read_text())
@@ -252,7 +254,7 @@ def test_a_kernelspec_changed_between_runs_reaches_jax_in_the_next_runs_kernels(
     one_worker.kernelspec.write_text(json.dumps({**spec, "env": {"JAX_ENABLE_X64": "1"}}))
     try:
         scratch.place_submission(course, "second", ASSIGNMENT, notebook)
-        code, lines = run(course.root, one_worker.address, "--student", "second")
+        code, lines = run(course.root, one_worker, "--student", "second")
         assert code == 0, "\n".join(lines)
     finally:
         one_worker.kernelspec.write_text(original)
@@ -276,7 +278,7 @@ def test_a_course_folder_replaced_between_runs_is_the_one_graded(one_worker, tmp
                               if not line.startswith("c.CourseDirectory.root")))
     scratch.generate(course, [ASSIGNMENT])
     scratch.place_submission(course, "s1", ASSIGNMENT, notebooks.SAMPLES / ASSIGNMENT / "correct.ipynb")
-    code, lines = run(course.root, one_worker.address)
+    code, lines = run(course.root, one_worker)
     assert code == 0, "\n".join(lines)
     assert points(lines) == {"s1": (6.0, 6.0)}
     (worker,) = one_worker.worker_pids().values()
@@ -287,7 +289,83 @@ def test_a_course_folder_replaced_between_runs_is_the_one_graded(one_worker, tmp
                              notebooks.SAMPLES / ASSIGNMENT / "empty.ipynb")
     os.rename(course.root, tmp_path / "course.old")
     os.rename(tmp_path / "course.new", course.root)
-    code, lines = run(course.root, one_worker.address, "--force")
+    code, lines = run(course.root, one_worker, "--force")
     assert code == 0, "\n".join(lines)
     assert not kept & set(graders_of(worker)), "the replaced folder's grading process served the new one"
     assert points(lines) == {"s1": (0.0, 6.0)}, "the second run graded the course folder that was replaced"
+
+
+#: Run by another local user against each of the cluster's ports, over plain tcp, over TLS showing no
+#: certificate, and over TLS showing a certificate of an authority of its own making: on the scheduler,
+#: Dask's own ``Client.run``; on a worker or a nanny, its ``run`` handler (what ``client.run`` asks of
+#: it). What happened printed as one JSON line.
+INTRUDE = r"""
+import asyncio, json, os, ssl, sys, tempfile
+from distributed import Client
+from distributed.core import rpc
+from distributed.protocol.pickle import dumps
+from distributed.security import Security
+from autograder.tools.parallel import clusterkeys
+
+class Intruder(Security):
+    def __init__(self, keys=None):
+        super().__init__()
+        self.keys = keys
+    def get_connection_args(self, role):
+        ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # trusts any server
+        if self.keys:
+            ctx.load_cert_chain(self.keys.cert, self.keys.key)
+        return {"ssl_context": ctx, "require_encryption": False, "extra_conn_args": {}}
+
+async def direct(target, security):
+    args = security.get_connection_args("client") if security else {}
+    async with rpc(target, connection_args=args, timeout=5) as server:
+        return (await server.run(function=dumps(os.getuid)))["result"]
+
+scheduler, *others = sys.argv[1:]
+own = clusterkeys.make_keys(tempfile.mkdtemp() + "/keys")
+found = {}
+for address in sys.argv[1:]:
+    for how, target, security in (("tcp", address.replace("tls://", "tcp://"), None),
+                                  ("tls without a certificate", address, Intruder()),
+                                  ("tls with its own authority", address, Intruder(own))):
+        try:
+            if address == scheduler:
+                with Client(target, timeout=5, set_as_default=False, security=security) as client:
+                    ran = sorted(set(client.run(os.getuid).values()))
+            else:
+                ran = asyncio.run(direct(target, security))
+            found[f"{address} {how}"] = f"RAN as uid {ran}"
+        except Exception as error:
+            found[f"{address} {how}"] = type(error).__name__
+print("INTRUDER " + json.dumps({"uid": os.getuid(), "found": found}))
+"""
+
+
+@pytest.mark.slow
+def test_no_local_user_without_the_course_key_runs_code_on_the_cluster(one_worker):
+    """Red team (issue 51): the recipe's scheduler and workers listened on 127.0.0.1 with plain tcp, and a
+    plain user's ``client.run`` ran as root on the worker and the scheduler. Another local user tries
+    every port of the cluster (scheduler, worker, nanny) with Dask's own client, over tcp and over TLS
+    with no certificate or one of its own; none connects. The key's holder still runs the cluster."""
+    python = plain_python()
+    if python is None:
+        pytest.skip("no Python of this version another user can run")
+    with one_worker.client() as client:
+        workers = client.scheduler_info(n_workers=-1)["workers"]
+    ports = [one_worker.address, *workers, *(w["nanny"] for w in workers.values())]
+    assert len(ports) == 3 and all(p.startswith("tls://") for p in ports), ports
+    import sysconfig
+
+    path = f"{sysconfig.get_paths()['purelib']}:{REPO}"
+    intruder = as_intruder([f"PYTHONPATH={path}", python, "-c", INTRUDE, *ports])
+    out, _ = intruder.communicate(timeout=240)
+    line = next((line for line in out.splitlines() if line.startswith("INTRUDER ")), None)
+    assert line is not None, out[-3000:]
+    report = json.loads(line.split(" ", 1)[1])
+    assert report["uid"] != os.geteuid() and len(report["found"]) == 9, report
+    ran = {attempt: what for attempt, what in report["found"].items() if what.startswith("RAN")}
+    assert ran == {}, f"{INTRUDER} ran code on the cluster: {ran}"
+    with one_worker.client() as client:  # the key's holder still runs code there: the attempts were not vacuous
+        assert client.run(os.geteuid) == {address: os.geteuid() for address in workers}

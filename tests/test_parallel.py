@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -464,3 +467,89 @@ def test_a_run_interrupted_before_its_plan_says_that_nothing_was_graded():
     result.finish(None, time.monotonic())
     assert result.summary().endswith("interrupted before grading began: nothing was graded; run the same command again")
     assert result.exit_code == 130
+
+
+# ---------------------------------------------------------------- the run's lock, against another local user
+
+#: A user who is neither the instructor nor root: a student with a shell on the grading machine.
+INTRUDER = "nobody"
+
+
+def as_intruder(argv: list[str], **kwargs) -> subprocess.Popen:
+    """Start ``argv`` as :data:`INTRUDER` (skipped unless this runs as root, which can become them)."""
+    if os.geteuid() != 0 or shutil.which("runuser") is None:
+        pytest.skip("acting as another local user needs root and runuser")
+    return subprocess.Popen(["runuser", "-u", INTRUDER, "--", "env", "-i", "PATH=/usr/bin:/bin", "HOME=/tmp", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
+
+
+@pytest.fixture
+def open_course(tmp_path_factory) -> Path:
+    """A course folder every local user may enter and read, as a course folder often is (0755, on
+    a path open to all): only the command's own care keeps its lock out of their reach."""
+    where = Path(tempfile.mkdtemp(prefix="open-course-"))
+    where.chmod(0o755)
+    root = where / "course"
+    root.mkdir(mode=0o755)
+    root.chmod(0o755)
+    (root / "gradebook.db").write_bytes(b"the gradebook")
+    yield root
+    shutil.rmtree(where, ignore_errors=True)
+
+
+def test_another_user_cannot_hold_the_parallel_lock(open_course):
+    """Red team (issue 51): a plain user held ``flock`` on the run's lock, at a name anyone could work
+    out in /tmp, and every later parallel run stopped with "another parallel autograde is running"."""
+    lock = parallel.course_lock(open_course, ASSIGNMENT)
+    with lock:
+        pass  # the lock file exists now, as after any first run
+    holder = as_intruder(["flock", "--nonblock", str(lock.path), "-c", "echo held; sleep 60"])
+    try:
+        said = holder.stdout.readline()
+        if said == "held\n":
+            time.sleep(0.2)
+        with parallel.course_lock(open_course, ASSIGNMENT):
+            pass  # the run goes ahead
+    finally:
+        holder.kill()
+        holder.wait()
+    assert said != "held\n", f"{INTRUDER} took the lock {lock.path}"
+    assert (open_course / "gradebook.db").read_bytes() == b"the gradebook"
+
+
+def test_a_link_planted_at_the_lock_name_truncates_nothing(open_course):
+    """Red team (issue 51): a link planted at the lock's name before the first run made the run's
+    ``open(path, "w")`` truncate ``gradebook.db``. The lock's folder is the instructor's alone, and
+    the lock is opened without following a link and without truncating: a link there, or a file
+    that is not the instructor's, stops the run, naming it, and changes nothing."""
+    lock = parallel.course_lock(open_course, ASSIGNMENT)
+    gradebook = open_course / "gradebook.db"
+    planted = as_intruder(["ln", "-s", str(gradebook), str(lock.path)])
+    planted.wait()
+    try:
+        with parallel.course_lock(open_course, ASSIGNMENT):
+            pass
+    except parallel.ParallelError:
+        pass  # refused: as good, provided nothing was truncated
+    assert gradebook.read_bytes() == b"the gradebook", "the run truncated the file a planted link named"
+    assert not lock.path.is_symlink(), f"{INTRUDER} planted a link in the instructor's private folder"
+    assert oct(lock.folder.stat().st_mode & 0o777) == "0o700" and lock.folder.stat().st_uid == os.geteuid()
+
+    # Should a link get there anyway (the instructor's own slip), it is refused, not followed.
+    lock.path.unlink()
+    lock.path.symlink_to(gradebook)
+    with pytest.raises(parallel.ParallelError, match=r"cannot open .*autograde-\w+\.lock .*a link planted at its name"):
+        with parallel.course_lock(open_course, ASSIGNMENT):
+            pass
+    assert gradebook.read_bytes() == b"the gradebook"
+    lock.path.unlink()
+    lock.path.write_bytes(b"")
+    os.chown(lock.path, 65534, 65534)  # a lock file another user made
+    with pytest.raises(parallel.ParallelError, match=r"autograde-\w+\.lock is not yours \(owned by uid 65534"):
+        with parallel.course_lock(open_course, ASSIGNMENT):
+            pass
+    lock.path.unlink()
+    lock.folder.chmod(0o777)  # a private folder opened to all
+    with pytest.raises(parallel.ParallelError, match=r"the folder .*\.autograde is open to other users .*chmod go="):
+        with parallel.course_lock(open_course, ASSIGNMENT):
+            pass

@@ -1,7 +1,9 @@
 """Command line of the course tooling.
 
     python -m autograder demo [--course-dir DIR]
-    python -m autograder autograde ASSIGNMENT [--workers N | --scheduler tcp://HOST:PORT]   (in the course folder)
+    python -m autograder autograde ASSIGNMENT [--workers N | --scheduler tls://HOST:PORT --cluster-keys DIR]
+                                                       (in the course folder)
+    python -m autograder cluster-keys DIR              (the TLS keys of a grading Dask cluster)
     python -m autograder bench [--students N] [--workers N] [--json PATH]
     python -m autograder bench --distributed [--students N] [--cluster-workers 1,2,4] [--db-url URL]
     python -m autograder check [--repo DIR] [--quick]
@@ -67,9 +69,23 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--json", type=Path, metavar="PATH",
                        help="also write each student's outcome and the timings as JSON")
     grade.add_argument("--scheduler", metavar="ADDRESS",
-                       help="grade on the Dask cluster of this scheduler (tcp://HOST:8786) instead of here: "
+                       help="grade on the Dask cluster of this scheduler (tls://HOST:8786) instead of here: "
                        "one task per student on the cluster's workers, which must mount the course folder at "
                        "the same path (see docs/cluster.md)")
+    grade.add_argument("--cluster-keys", type=Path, metavar="DIR",
+                       help="with --scheduler: the folder of the cluster's TLS keys, made by "
+                       "`python -m autograder cluster-keys DIR` (default: those Dask's configuration names, "
+                       "distributed.comm.tls.*)")
+
+    keys = commands.add_parser(
+        "cluster-keys",
+        help="make the TLS keys of a grading Dask cluster (docs/cluster.md)",
+        description="Write a new certificate authority's certificate (ca.pem) and the cluster's certificate and "
+        "key (cluster.pem, cluster-key.pem) into DIR, a folder of yours alone (made, mode 0700; files 0600). "
+        "The scheduler, the workers and the driver all use them; a Dask peer without them cannot connect. "
+        "Prints the commands that start the scheduler and the workers with them.",
+    )
+    keys.add_argument("folder", type=Path, metavar="DIR")
 
     bench = commands.add_parser(
         "bench",
@@ -194,6 +210,11 @@ def main(argv: list[str] | None = None) -> int:
             from autograder.tools import report
 
             return report.main(args.assignments, args.course_dir, every=args.every)
+        if args.command == "cluster-keys":
+            from autograder.tools.parallel import clusterkeys
+
+            print(clusterkeys.recipe(clusterkeys.make_keys(args.folder)))
+            return 0
         if args.command == "demo":
             from autograder.tools.demo import demo as run_demo
 
@@ -207,9 +228,11 @@ def main(argv: list[str] | None = None) -> int:
                                     "the cluster's workers grade (dask worker --nworkers N)")
                 result = cluster.autograde(
                     args.assignment, args.scheduler, args.course_dir, args.students, args.force, log=args.log,
-                    db_url=args.db_url,
+                    db_url=args.db_url, keys=args.cluster_keys,
                 )
             else:
+                if args.cluster_keys is not None:
+                    raise ToolError("autograde: --cluster-keys goes with --scheduler")
                 from autograder.tools.parallel import run as parallel
 
                 result = parallel.autograde(

@@ -7,7 +7,7 @@ One scratch course with N synthetic students per assignment (the main benchmark'
 mix of samples and corpus faults). Every assignment is graded, with ``--force``, by:
 
 - **floor**: ``python -m autograder autograde A --workers W`` (one fork server, forked workers);
-- **cluster n**: ``python -m autograder autograde A --scheduler ADDRESS`` on a real
+- **cluster n**: ``python -m autograder autograde A --scheduler ADDRESS --cluster-keys DIR`` on a real
   scheduler with n worker processes (:class:`LocalCluster`, one thread each),
   started afresh for each n, before the clock starts.
 
@@ -101,7 +101,7 @@ def run_distributed(
     for n in worker_counts:
         say(f"  cluster of {n} worker{'s' if n != 1 else ''}: starting the scheduler and workers")
         with LocalCluster(work / f"dask-{n}", workers=n) as cluster:
-            runs[f"cluster_{n}"] = _grade(course, assignments, ["--scheduler", cluster.address], env, log, work,
+            runs[f"cluster_{n}"] = _grade(course, assignments, cluster.driver_args, env, log, work,
                                           f"cluster-{n}")
     reference = runs["floor"]["scores"]
     figures = {

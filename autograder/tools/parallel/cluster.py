@@ -2,7 +2,11 @@
 autograde by a worker process (:mod:`autograder.tools.parallel.worker`) on one of the
 cluster's machines.
 
-    python -m autograder autograde ASSIGNMENT --scheduler tcp://HOST:8786    # in the course folder
+    python -m autograder autograde ASSIGNMENT --scheduler tls://HOST:8786 --cluster-keys DIR    # in the course folder
+
+**The cluster speaks TLS only** (:mod:`.clusterkeys`): its scheduler, workers and nannies accept
+only peers holding the course's key, which ``python -m autograder cluster-keys DIR`` makes; a
+``tcp://`` scheduler is refused, since any local user who reaches one runs code as its workers.
 
 **Where the files live.** In one course folder that every machine mounts at the same
 path, as nbgrader on JupyterHub assumes: submissions are read from it and the
@@ -98,22 +102,36 @@ def autograde(
     out: TextIO | None = None,
     log: Path | str | None = None,
     db_url: str | None = None,
+    keys: Path | str | None = None,
 ) -> BatchResult:
     """Autograde ``assignment``'s submissions in ``course_dir`` on the Dask cluster at ``scheduler``.
 
     The arguments are the local command's (:func:`autograder.tools.parallel.run.autograde`);
-    the workers are the cluster's. Raises :class:`ParallelError` when nothing can be graded
+    the workers are the cluster's, reached over TLS with the keys in ``keys`` (or those Dask's
+    configuration names: :func:`clusterkeys.driver_security`). Raises :class:`ParallelError` when nothing can be graded
     (no gradebook, unknown assignment, no submissions, no scheduler, workers that do not see
     the course or run other software)."""
     start = time.monotonic()
     root, chosen = course_root(course_dir), chosen_students(students)
+    security = _security(scheduler, keys)
     with course_lock(root, assignment):
-        return _ClusterRun(root, assignment, scheduler, chosen, force, out or sys.stdout, log, db_url, start).run()
+        return _ClusterRun(root, assignment, scheduler, chosen, force, out or sys.stdout, log, db_url, start,
+                           security).run()
+
+
+def _security(scheduler: str, keys: Path | str | None):
+    try:
+        from autograder.tools.parallel import clusterkeys
+
+        return clusterkeys.driver_security(scheduler, None if keys is None else Path(keys))
+    except ImportError:
+        raise ParallelError("autograde: --scheduler needs Dask's distributed package "
+                            "(pip install -e '.[cluster]')") from None
 
 
 class _ClusterRun:
-    def __init__(self, root, assignment, scheduler, students, force, out, log, db_url, start):
-        self.root, self.assignment, self.scheduler = root, assignment, scheduler
+    def __init__(self, root, assignment, scheduler, students, force, out, log, db_url, start, security):
+        self.root, self.assignment, self.scheduler, self.security = root, assignment, scheduler, security
         self.students, self.force, self.out, self.db_url, self.start = students, force, out, db_url, start
         self.log = open(log, "a", encoding="utf-8") if log else None
         self.run_id = uuid.uuid4().hex[:12]
@@ -124,7 +142,7 @@ class _ClusterRun:
         previous = terminate_as_interrupt()
         client = progress = None
         try:
-            client = _connect(self.scheduler)
+            client = _connect(self.scheduler, self.security)
             result.workers, remote = self._check_workers(client)
             plan = self._plan(client, remote)
             self.students = plan["students"]
@@ -324,16 +342,14 @@ class _ClusterRun:
             client.cancel([self.futures[key][1] for key in pending])
 
 
-def _connect(address: str):
+def _connect(address: str, security):
+    from distributed import Client
+
     try:
-        from distributed import Client
-    except ImportError:
-        raise ParallelError("autograde: --scheduler needs Dask's distributed package "
-                            "(pip install -e '.[cluster]')") from None
-    try:
-        client = Client(address, timeout=CONNECT_SECONDS)
+        client = Client(address, timeout=CONNECT_SECONDS, security=security)
     except (OSError, TimeoutError, ValueError) as error:
-        raise ParallelError(f"autograde: no Dask scheduler answers at {address}: {error}") from None
+        raise ParallelError(f"autograde: no Dask scheduler answers at {address} to the course's keys "
+                            f"(none there, or one started with other keys or none): {error}") from None
     try:
         client.wait_for_workers(1, timeout=CONNECT_SECONDS)
     except (OSError, TimeoutError):

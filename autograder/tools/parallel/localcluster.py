@@ -1,9 +1,12 @@
 """A real Dask cluster on this machine: one scheduler process and one ``dask worker``
 process with N worker processes (each with its nanny), started as the cluster
-recipe of docs/cluster.md starts them on real machines. For the tests and the benchmark.
+recipe of docs/cluster.md starts them on real machines: TLS only, with keys of its own
+(``folder/keys``, made by :func:`clusterkeys.make_keys`), and the workers' files in a folder
+of this user's alone. For the tests and the benchmark.
 
     with LocalCluster(folder, workers=2) as cluster:
-        cluster.address           # tcp://127.0.0.1:PORT, for --scheduler
+        cluster.address           # tls://127.0.0.1:PORT
+        cluster.driver_args       # ["--scheduler", address, "--cluster-keys", folder/keys], for the command
         cluster.worker_pids()     # {worker address: pid}, to kill one
 """
 
@@ -19,6 +22,7 @@ import time
 from pathlib import Path
 
 from autograder.tools.errors import ParallelError
+from autograder.tools.parallel import clusterkeys, private
 from autograder.tools.parallel.cluster import IDLE_SECONDS_ENV
 from autograder.tools.repository import tool_env
 
@@ -32,7 +36,11 @@ class LocalCluster:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.count = workers
-        env = tool_env()
+        keys = self.folder / "keys"
+        self.keys = clusterkeys.checked(keys) if (keys / clusterkeys.KEY).exists() else clusterkeys.make_keys(keys)
+        tls = clusterkeys.dask_options(self.keys)
+        workspace = private.private_folder(self.folder / "workers")  # Dask's default is /tmp/dask-scratch-space
+        env = {**tool_env(), **clusterkeys.REQUIRE_ENCRYPTION_ENV}
         # One task per worker thread, none queued behind it: a worker that dies costs a retry
         # (allowed-failures) only to the student it was grading.
         env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
@@ -45,12 +53,13 @@ class LocalCluster:
         self.log = open(self.folder / "cluster.log", "a")
         self.processes: list[subprocess.Popen] = []
         try:
-            self._start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
-                         "--no-dashboard", "--scheduler-file", str(scheduler_file)], env)
+            self._start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--protocol", "tls", "--host",
+                         "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file), *tls],
+                        env)
             self.address = self._read_address(scheduler_file)
             self._start([sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--nworkers", str(workers),
                          "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard",
-                         "--local-directory", str(self.folder / "workers")], env)
+                         "--local-directory", str(workspace), *tls], env)
             self.wait_for_workers(workers)
         except BaseException:
             self.close()
@@ -70,10 +79,16 @@ class LocalCluster:
             time.sleep(0.1)
         raise ParallelError(f"the Dask scheduler did not start; see {self.folder / 'cluster.log'}")
 
+    @property
+    def driver_args(self) -> list[str]:
+        """The options of ``python -m autograder autograde`` that grade on this cluster."""
+        return ["--scheduler", self.address, "--cluster-keys", str(self.keys.key.parent)]
+
     def client(self):
         from distributed import Client
 
-        return Client(self.address, timeout=START_SECONDS, set_as_default=False)
+        return Client(self.address, timeout=START_SECONDS, set_as_default=False,
+                      security=clusterkeys.security(self.keys))
 
     def wait_for_workers(self, count: int | None = None) -> None:
         with self.client() as client:

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Iterable, TextIO
 
 from autograder.tools.errors import ParallelError
+from autograder.tools.parallel import private
 from autograder.tools.parallel.progress import Outcome, Progress, clock
 from autograder.tools.parallel.worker import DB_URL_ENV
 from autograder.tools.repository import tool_env
@@ -165,24 +166,30 @@ def chosen_students(students: Iterable[str] | None) -> list[str] | None:
 
 
 class course_lock:
-    """One parallel run per course and assignment at a time (two would grade the same students)."""
+    """One parallel run per course and assignment at a time (two would grade the same students).
+
+    The lock is a file in the instructor's private folder of the course (:mod:`.private`), never
+    in a shared folder such as ``/tmp``, where another user could hold it first, or plant a link at
+    its predictable name to a file the command would then truncate (red team, issue 51). Being in
+    the course folder, it also keeps apart two drivers on two machines that mount it."""
 
     def __init__(self, root: Path, assignment: str):
-        key = hashlib.sha256(f"{root}\0{assignment}".encode()).hexdigest()[:16]
-        self.path = Path(tempfile.gettempdir()) / f"autograder-parallel-{key}.lock"
+        key = hashlib.sha256(assignment.encode()).hexdigest()[:16]
+        self.folder = root / private.FOLDER
+        self.path = self.folder / f"autograde-{key}.lock"
         self.what = f"{assignment!r} in {root}"
 
     def __enter__(self):
-        self.file = open(self.path, "w")
+        self.fd = private.open_owned(private.private_folder(self.folder), self.path.name)
         try:
-            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            self.file.close()
+            os.close(self.fd)
             raise ParallelError(f"autograde: another parallel autograde of {self.what} is running") from None
         return self
 
     def __exit__(self, *exc):
-        self.file.close()
+        os.close(self.fd)
 
 
 class Workers:
@@ -296,11 +303,11 @@ class _Worker:
 def _start_fork_server():
     """The fork server every worker's kernels come from, started now so it imports while the
     workers import nbgrader; None where it cannot start (each worker then starts its own)."""
-    from autograder.confinement import forkserver
+    from autograder.confinement import environment, forkserver
     from autograder.grading import compiler
 
-    try:
-        return forkserver.Server(compiler.kernel_environment(tool_env()), wait=False)
+    try:  # a forked kernel is a copy of the server: its first environment too (/proc/self/environ)
+        return forkserver.Server(compiler.kernel_environment(environment.kernel_environment(tool_env())), wait=False)
     except OSError:
         return None
 

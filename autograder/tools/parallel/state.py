@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -31,6 +32,7 @@ from autograder.confinement.boundary import is_regular_file, read_timestamp_text
 from autograder.grading.cells import autograder_tests
 from autograder.tools.course import Course
 from autograder.tools.errors import ParallelError
+from autograder.tools.parallel import private
 from autograder.tools.gradebook import autograder_test_grades
 
 
@@ -177,10 +179,12 @@ def student_lock(course: Course, assignment: str, student: str, wait: float = LO
     The lock is a file beside the student's autograded folder (``autograded/<student>/.<assignment>.lock``,
     hidden from nbgrader's globs), so it lives on the course's shared folder and a lock of the
     file system (``flock``; NFSv4 and Lustre pass it to the server) keeps two machines apart.
-    Raises :class:`ParallelError` after ``wait`` seconds."""
+    It is opened as the command's own lock is (:func:`private.open_owned`: no link followed,
+    nothing truncated, only a regular file of the instructor's). Raises :class:`ParallelError`
+    after ``wait`` seconds."""
     dest = course.autograded(student, assignment)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with open(dest.parent / f".{assignment}.lock", "a") as lock:
+    with os.fdopen(private.open_owned(dest.parent, f".{assignment}.lock"), "r+b", buffering=0) as lock:
         deadline = time.monotonic() + wait
         while True:
             try:
