@@ -48,6 +48,9 @@ NAMES = [
     "$<img src=x onerror=alert(1)>$",
     "a\\<b> \\x1b[31m",
     "<https://example.com> http://example.com",
+    r"\(\href{http://example.invalid}{click}\) \[\class{x}{y}\] \begin{align}x\end{align}",
+    "``` ``fence`` `",
+    "` starts and ends `",
 ]
 
 
@@ -62,8 +65,8 @@ def test_a_refused_name_renders_as_its_own_text_in_a_comment(name):
     line = f"submission refused: {name} is a symbolic link"
     page = _Elements()
     page.feed(markdown2html(literal_markdown(line)))
-    assert [tag for tag, _ in page.tags] == ["p"], page.tags
-    assert page.text.strip() == line.replace("$", "\\$"), page.text
+    assert [tag for tag, _ in page.tags] == ["p", "code"], page.tags  # MathJax skips <code>
+    assert page.text.strip() == line, page.text
 
 
 # ---------------------------------------------------------------- student ids

@@ -163,19 +163,23 @@ def sanitise_markdown(source: str) -> str:
     return _as_code(source, MARKDOWN_NOTE.format(what=" and ".join(sorted(hazards))))
 
 
-#: Every ASCII punctuation character: CommonMark lets a backslash make each of them literal.
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
-
-
 def literal_markdown(text: str) -> str:
     """``text`` as markdown that renders as exactly ``text``, for a line of the course's that holds
     a student's words (a refused file's name) and goes where nbgrader renders markdown: a gradebook
-    comment, which ``generate_feedback`` puts through ``markdown2html``. Every punctuation character
-    is escaped, so no tag, entity, link, emphasis or code span is made; a ``$`` renders as ``\\$``,
-    which the pages' MathJax (``processEscapes``) shows as a dollar, never as the start of math.
-    Line breaks are the caller's: a name reaches here through
-    :func:`~autograder.confinement.boundary.shown`, which has none."""
-    return _PUNCTUATION.sub(r"\\\1", text).replace("\\$", "\\\\\\$")
+    comment, which ``generate_feedback`` puts through ``markdown2html``, and the note cell. It is a
+    code span whose backtick fence is longer than any run of backticks in ``text``: markdown makes
+    no tag, entity, link or emphasis inside one and escapes its ``<`` and ``&``, and the pages'
+    MathJax skips ``<code>``, so ``$...$`` or ``\\(...\\)`` in a name is no math either (backslash
+    escapes would leave ``\\(`` to MathJax). Where the comment is shown unrendered (formgrader's
+    comment box), the line reads as itself between backticks. Line breaks are the caller's: a name
+    reaches here through :func:`~autograder.confinement.boundary.shown`, which has none."""
+    if not text:
+        return ""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    # CommonMark strips one space from each end of a code span that has one at both: a span that
+    # starts or ends with a backtick needs them, and a text with its own spaces at both ends keeps them.
+    pad = " " if text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _as_code(source: str, note: str, check: bool = True) -> str:
