@@ -429,7 +429,7 @@ def _explanations(rng):
     yield (_HEAD + _KEY + "  different input types:\n  * at s, now i32[]{weak_type=True} and before "
            "f32[]{weak_type=False}" + _WEAK, "new dtype")
     yield (_HEAD + _KEY + "  different input types:\n  * at s, now f32[]{weak_type=False} and before "
-           "f32[]{weak_type=True}" + _WEAK + "\n  * at x, now f32[7] and before f32[3]", "weak type")
+           "f32[]{weak_type=True}\n  * at x, now f32[7] and before f32[3]" + _WEAK, "weak type")  # JAX ends the last line so
     yield (_HEAD + _KEY + "  different input pytree:\n  * at input path [0], now f32[3] and before i32[5]",
            "new structure")
     for _ in range(3):
