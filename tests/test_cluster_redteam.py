@@ -369,3 +369,50 @@ def test_no_local_user_without_the_course_key_runs_code_on_the_cluster(one_worke
     assert ran == {}, f"{INTRUDER} ran code on the cluster: {ran}"
     with one_worker.client() as client:  # the key's holder still runs code there: the attempts were not vacuous
         assert client.run(os.geteuid) == {address: os.geteuid() for address in workers}
+
+
+#: Run by another local user against each HTTP port of the cluster: what each page answered.
+BROWSE = r"""
+import json, sys, urllib.error, urllib.request
+found = {}
+for port in sys.argv[1:]:
+    for page in ("/info/main/workers.html", "/info/main/logs.html", "/info/main/exceptions.html",
+                 "/json/identity.json", "/health", "/metrics"):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{page}", timeout=5) as answer:
+                found[f"{port}{page}"] = f"SERVED {answer.status}: {answer.read(200)!r}"
+        except urllib.error.HTTPError as error:
+            found[f"{port}{page}"] = f"HTTP {error.code}"
+        except OSError as error:
+            found[f"{port}{page}"] = type(error).__name__
+print("BROWSER " + json.dumps(found))
+"""
+
+
+@pytest.mark.slow
+def test_no_local_user_reads_the_clusters_http_pages(one_worker):
+    """Red team (issue 51, second pass): ``--no-dashboard`` turns off only the dashboard. The scheduler
+    still served, on every interface (0.0.0.0:8787), with no TLS or login, its workers, every task's key
+    (the students being graded), its and the workers' logs, the tasks' exceptions and the workers' call
+    stacks; each worker its metrics. Another local user asks every HTTP port of the cluster for them:
+    nothing is served, and none of the ports listens beyond 127.0.0.1."""
+    python = plain_python()
+    if python is None:
+        pytest.skip("no Python of this version another user can run")
+    with one_worker.client() as client:
+        info = client.scheduler_info(n_workers=-1)
+    ports = [info["services"]["dashboard"], *(w["services"]["dashboard"] for w in info["workers"].values())]
+    assert len(ports) == 2, info
+    intruder = as_intruder([python, "-I", "-c", BROWSE, *map(str, ports)])
+    out, _ = intruder.communicate(timeout=120)
+    line = next((line for line in out.splitlines() if line.startswith("BROWSER ")), None)
+    assert line is not None, out[-3000:]
+    served = {page: what for page, what in json.loads(line.split(" ", 1)[1]).items() if not what.startswith("HTTP 404")}
+    assert served == {}, f"{INTRUDER} read the cluster's pages: {served}"
+    listening = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            local, state = row.split()[1], row.split()[3]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) in ports:
+                listening.add(local.rsplit(":", 1)[0])
+    assert listening and listening <= {"0100007F"}, f"the cluster's HTTP ports listen beyond 127.0.0.1: {listening}"

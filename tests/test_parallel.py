@@ -517,6 +517,32 @@ def test_another_user_cannot_hold_the_parallel_lock(open_course):
     assert (open_course / "gradebook.db").read_bytes() == b"the gradebook"
 
 
+def test_a_private_folder_another_account_made_is_named_as_theirs(open_course):
+    """Red team (issue 51, second pass): in a course graded by a group of accounts (a shared TA group,
+    the course folder group-writable), the first grader's ``.autograde`` (0700) cannot even be opened by
+    the second, who was told it "is not one (Permission denied: a link, or a file)". A plain user
+    (not root, who opens any folder) is told whose folder it is and what to do."""
+    from conftest import plain_python
+    import sysconfig
+
+    python = plain_python()
+    if python is None:
+        pytest.skip("no Python of this version another user can run")
+    lock = parallel.course_lock(open_course, ASSIGNMENT)
+    with lock:
+        pass  # root made .autograde, 0700: "another account" for the plain user below
+    open_course.chmod(0o777)
+    path = f"{sysconfig.get_paths()['purelib']}:{REPO}"
+    said = as_intruder([f"PYTHONPATH={path}", python, "-c",
+                        "import sys; from pathlib import Path; from autograder.tools.parallel.run import course_lock\n"
+                        "from autograder.tools.errors import ParallelError\n"
+                        "try:\n    course_lock(Path(sys.argv[1]), sys.argv[2]).__enter__(); print('LOCKED')\n"
+                        "except ParallelError as e:\n    print(e)", str(open_course), ASSIGNMENT])
+    out, _ = said.communicate(timeout=60)
+    assert "is not yours (owned by uid 0, mode 0700" in out and "a link, or a file" not in out, out
+    assert "move it aside" in out, out
+
+
 def test_a_link_planted_at_the_lock_name_truncates_nothing(open_course):
     """Red team (issue 51): a link planted at the lock's name before the first run made the run's
     ``open(path, "w")`` truncate ``gradebook.db``. The lock's folder is the instructor's alone, and

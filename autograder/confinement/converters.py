@@ -303,7 +303,7 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
         if not refused:
             return
         # nbgrader renders comments as markdown (the feedback page): a refused name is the student's text.
-        note = "\n".join(literal_markdown(line) for line in refused)
+        note = "\n".join(f"- {literal_markdown(line)}" for line in refused)  # one line each on the page
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             for nb in gb.find_submission(assignment_id, student_id).notebooks:
                 nb.flagged = True

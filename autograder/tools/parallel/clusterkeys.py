@@ -37,6 +37,16 @@ CA, CERT, KEY = "ca.pem", "cluster.pem", "cluster-key.pem"
 VALID_DAYS = 5 * 365
 #: The environment that makes every Dask connection of a process encrypted (plain tcp refused).
 REQUIRE_ENCRYPTION_ENV = {"DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True"}
+#: The environment that leaves Dask's HTTP servers nothing to serve. ``--no-dashboard`` turns off only the
+#: dashboard's pages: the scheduler still served, with no TLS or login and on every interface (port 8787), its
+#: workers, every task's key (the students being graded), its own and its workers' logs, the tasks' exceptions
+#: and the workers' call stacks, and each worker its metrics, to any user who reached the port (red team,
+#: issue 51). No route, and :data:`HTTP_OPTIONS` keeps the empty server on 127.0.0.1.
+NO_HTTP_ENV = {"DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES": "[]", "DASK_DISTRIBUTED__WORKER__HTTP__ROUTES": "[]"}
+#: The options of ``dask scheduler`` and ``dask worker`` that keep their HTTP server off every other interface.
+HTTP_OPTIONS = ["--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
+#: The environment of the cluster's scheduler and workers.
+CLUSTER_ENV = {**REQUIRE_ENCRYPTION_ENV, **NO_HTTP_ENV}
 HOW = ("make the keys with `python -m autograder cluster-keys DIR`, start the scheduler and workers with them "
        "(docs/cluster.md), and pass --cluster-keys DIR")
 
@@ -128,15 +138,17 @@ def security(files: KeyFiles):
 def recipe(files: KeyFiles) -> str:
     """What to do with new keys: where they are, and the commands that use them."""
     tls = " ".join(dask_options(files))
+    env = " ".join(f"{name}={value!r}" if value == "[]" else f"{name}={value}" for name, value in CLUSTER_ENV.items())
+    http = " ".join(HTTP_OPTIONS)
     return "\n".join([
         f"wrote {files.ca}, {files.cert} and {files.key} (yours alone: keep them so; copy the folder, mode 0700,",
         "to every grading machine, at a path no grading kernel can see)",
         "the scheduler:",
-        f"  DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION=True DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0 "
-        f"dask scheduler --protocol tls --port 8786 --no-dashboard {tls}",
+        f"  {env} DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0 "
+        f"dask scheduler --protocol tls --port 8786 {http} {tls}",
         "a worker process per core on each grading machine:",
-        f"  DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION=True dask worker tls://SCHEDULER:8786 --nworkers 2 "
-        f"--nthreads 1 --no-dashboard --local-directory DIR_OF_YOURS {tls}",
+        f"  {env} dask worker tls://SCHEDULER:8786 --nworkers 2 "
+        f"--nthreads 1 {http} --local-directory DIR_OF_YOURS {tls}",
         "the driver, in the course folder:",
         f"  python -m autograder autograde ASSIGNMENT --scheduler tls://SCHEDULER:8786 "
         f"--cluster-keys {files.ca.parent}",

@@ -40,7 +40,7 @@ class LocalCluster:
         self.keys = clusterkeys.checked(keys) if (keys / clusterkeys.KEY).exists() else clusterkeys.make_keys(keys)
         tls = clusterkeys.dask_options(self.keys)
         workspace = private.private_folder(self.folder / "workers")  # Dask's default is /tmp/dask-scratch-space
-        env = {**tool_env(), **clusterkeys.REQUIRE_ENCRYPTION_ENV}
+        env = {**tool_env(), **clusterkeys.CLUSTER_ENV}
         # One task per worker thread, none queued behind it: a worker that dies costs a retry
         # (allowed-failures) only to the student it was grading.
         env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
@@ -54,11 +54,11 @@ class LocalCluster:
         self.processes: list[subprocess.Popen] = []
         try:
             self._start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--protocol", "tls", "--host",
-                         "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file), *tls],
+                         "127.0.0.1", "--port", "0", *clusterkeys.HTTP_OPTIONS, "--scheduler-file", str(scheduler_file), *tls],
                         env)
             self.address = self._read_address(scheduler_file)
             self._start([sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--nworkers", str(workers),
-                         "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard",
+                         "--nthreads", "1", "--host", "127.0.0.1", *clusterkeys.HTTP_OPTIONS,
                          "--local-directory", str(workspace), *tls], env)
             self.wait_for_workers(workers)
         except BaseException:

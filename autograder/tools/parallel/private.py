@@ -46,6 +46,12 @@ def private_folder(path: Path, make: bool = True) -> Path:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as error:
+        try:  # another user's folder cannot be opened (0700): say whose it is, not "a link, or a file"
+            info = os.lstat(path)
+        except OSError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid != os.geteuid():
+            _refuse_unless_private(path, info, "folder")
         raise PrivateFileError(
             f"autograde: {path} should be a folder of yours alone, and is not one ({error.strerror}: a link, or "
             "a file); remove it and run the command again") from None
@@ -61,7 +67,9 @@ def _refuse_unless_private(path: Path, info: os.stat_result, kind: str) -> None:
     if info.st_uid != os.geteuid():
         raise PrivateFileError(
             f"autograde: the {kind} {path} is not yours ({_owner_and_mode(info)}; you are uid {os.geteuid()}): "
-            "another user made it, and could hold or replace what it holds; remove it and run the command again")
+            "another user made it, and could hold or replace what it holds; remove it (or move it aside) and run the "
+            "command again" + (" (where several accounts grade one course, the parallel command runs as the account "
+                               "that made it)" if kind == "folder" else ""))
     if stat.S_IMODE(info.st_mode) & 0o077:
         raise PrivateFileError(
             f"autograde: the {kind} {path} is open to other users ({_owner_and_mode(info)}); "
