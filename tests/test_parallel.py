@@ -579,3 +579,24 @@ def test_a_link_planted_at_the_lock_name_truncates_nothing(open_course):
     with pytest.raises(parallel.ParallelError, match=r"the folder .*\.autograde is open to other users .*chmod go="):
         with parallel.course_lock(open_course, ASSIGNMENT):
             pass
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives a folder to another account")
+def test_a_lock_is_not_opened_in_a_folder_swapped_for_anothers(tmp_path):
+    """The lock's folder is opened again, without following a link, as the lock is opened: a folder
+    another user put in its place after it was checked (a group-writable course) is refused, and
+    nothing is made in it."""
+    import pwd
+
+    from autograder.tools.parallel import private
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, pwd.getpwnam("nobody").pw_uid, -1)
+    with pytest.raises(private.PrivateFileError, match="is not yours"):
+        private.open_owned(theirs, "autograde.lock")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "link")
+    (tmp_path / "elsewhere").mkdir()
+    with pytest.raises(private.PrivateFileError, match="a link is refused"):
+        private.open_owned(tmp_path / "link", "autograde.lock")
+    assert os.listdir(theirs) == [] and os.listdir(tmp_path / "elsewhere") == []

@@ -84,11 +84,24 @@ def open_owned(folder: Path, name: str) -> int:
     path = Path(folder) / name
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags, 0o600)
+        # Through the folder's own descriptor: a folder swapped for a link, or for another user's,
+        # after the caller looked at it (a group-writable course) is refused here.
+        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        raise PrivateFileError(f"autograde: cannot open the folder {folder} ({error.strerror}: a link is "
+                               "refused); remove it and run the command again") from None
+    try:
+        owner = os.fstat(folder_fd).st_uid
+        if owner != os.geteuid():
+            raise PrivateFileError(f"autograde: the folder {folder} is not yours (owned by uid {owner}; you are "
+                                   f"uid {os.geteuid()}): another user made it; move it aside and run the command again")
+        fd = os.open(name, flags, 0o600, dir_fd=folder_fd)
     except OSError as error:
         raise PrivateFileError(
             f"autograde: cannot open {path} ({error.strerror}: a link planted at its name is refused); "
             "remove it and run the command again") from None
+    finally:
+        os.close(folder_fd)
     info = os.fstat(fd)
     problem = None
     if not stat.S_ISREG(info.st_mode):
