@@ -37,6 +37,7 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde, GenerateFeedback
 from nbgrader.converters.base import NbGraderException
+from nbgrader.nbgraderformat import SchemaTooNewError, SchemaTooOldError
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode
 
@@ -315,10 +316,11 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
     def convert_notebooks(self) -> None:
         """nbgrader's loop, one submission at a time: an error nbgrader makes fatal for the whole
         command (a notebook's schema version, say) costs only its own submission, as in the parallel
-        command, where each student is a call of their own. A submission nbgrader stops on is graded
-        once more as released (:meth:`_as_released`: 0, flagged, the reason in its comments and note
-        cell); one that fails even so is named, and the command fails at the end, as nbgrader does
-        for errors it contains itself."""
+        command, where each student is a call of their own. A submission whose nbgrader marks stop
+        nbgrader (a schema version it refuses, which :meth:`_checked` should have repaired already) is
+        graded once more as released (:meth:`_as_released`: 0, flagged, the reason in its comments and
+        note cell). Any other error is nbgrader's to contain, as it does (and as the parallel command
+        does): that submission is not graded, it is named, and the command fails at the end."""
         everyone = self.assignments
         failed = []
         try:
@@ -332,7 +334,8 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
                         why = shown(str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__)
                         self.log.error("%s stopped nbgrader (%s); the other submissions go on",
                                        shown(os.path.relpath(key, self._stage_root)), why)
-                        if not (handed_in and self._as_released(key, why)):
+                        schema = isinstance(error.__context__, (SchemaTooOldError, SchemaTooNewError))
+                        if not (handed_in and schema and self._as_released(key, why)):
                             failed.append(key)
                             break
         finally:
