@@ -298,6 +298,16 @@ with TraceWatch() as _w:
     _final = float(_t)
 result = [_w.names.count("accumulate"), _reads[-1] == _final]
 """,
+        "setting_facts": """
+_x = jnp.arange(3.0)
+_d = {"a": _x, "b": _x.astype(jnp.int32)}
+_swapped = {"b": _d["b"], "a": _d["a"]}
+result = [bool(jax.config.jax_enable_x64), str(jax.typeof(np.array(2.0))),
+          traced_again(((_x, np.float32(2.0)), {"power": 2}), ((_x, np.array(2.0)), {"power": 2})),
+          traced_again(((), {"x": _x, "scale": 2.0, "power": 2}), ((), {"power": 2, "scale": 2.0, "x": _x})),
+          traced_again(((_d, 1.0), {"power": 1}), ((_swapped, 1.0), {"power": 1})),
+          str(jax.tree.structure(_swapped)), [str(jax.typeof(leaf)) for leaf in jax.tree.leaves(_swapped)]]
+""",
         "call_forms": """
 _x11 = jnp.arange(11.0)
 _forms = [lambda: compiled_square_sum(_x11, 2.0), lambda: compiled_square_sum(_x11, scale=2.0),
@@ -323,6 +333,14 @@ with TraceWatch() as _w:
 result = _w.names
 """,
         "inf": "result = float(jnp.float32(0.0) * jnp.inf)",
+        "sum_where": """
+_rows = jnp.array([2.0, 3.0, jnp.nan, jnp.inf])
+_keep = jnp.array([True, True, False, False])
+_selected = jax.jit(lambda v, m: jnp.sum((v + 1.0) ** 2, where=m))
+with jax.disable_jit():
+    _op_by_op = float(jnp.sum((_rows + 1.0) ** 2, where=_keep))
+result = [float(_selected(_rows, _keep)), _op_by_op]
+""",
         "grad_inf": """
 _rows_inf = jnp.array([2.0, 3.0, jnp.inf])
 result = float(jax.grad(lambda t: jnp.sum(jnp.where(keep, (t * _rows_inf) ** 2, 0.0)))(1.0))
@@ -781,6 +799,36 @@ with TraceWatch() as _w:
 result = _w.count
 """,
         "weak_arrays": "result = [jnp.full(3, 0.).weak_type, jnp.zeros(3, jnp.float32).weak_type]",
+        "integer_mean": """
+_ints = jnp.array([1, 2], jnp.int32)
+result = [float(choose_reduction(_ints, "mean")), float(choose(_ints, mode="mean")),
+          jnp.issubdtype(choose(_ints, mode="mean").dtype, jnp.floating)]
+""",
+        "host_decision_staged": """
+_x = jnp.array([3.0, -1.0, 4.0, 1.0, -5.0])
+_inner = jax.jit(lambda v, clip: (v, jnp.max(jnp.abs(v))))
+def _decides_on_host(x, mode, n_iter, eps, clip_at):
+    y, peak = _inner(x / 10.0, clip_at)
+    if float(peak) > float(clip_at):
+        y = y * (clip_at / peak)
+    return y
+def _staged_or_error(fn):
+    try:
+        jax.make_jaxpr(fn, static_argnums=(1, 2, 3, 4))(_x, "l2", 2, 0.1, 0.05)
+        return "staged"
+    except jax.errors.ConcretizationTypeError:
+        return "raised"
+result = [_staged_or_error(_decides_on_host), _staged_or_error(normalise_jitted)]
+""",
+        "switch_index": """
+_count = {"n": 0}
+def _by_index(x, index):
+    _count["n"] += 1
+    return jax.lax.switch(index, [jnp.sum, jnp.max], x)
+_switched = jax.jit(_by_index)
+_v = jnp.array([1.0, 5.0, 3.0])
+result = [float(_switched(_v, 0)), float(_switched(_v, 1)), _count["n"]]
+""",
         "string_refused": """
 _ran = []
 def _reduce(values, mode):
@@ -967,6 +1015,7 @@ def _padded_masking_claims():
         Claim(a, "A training step would follow that `nan` and ruin `t`.", step_follows_nan),
         Claim(a, "The masked score should equal the unpadded objective, `1 + 4 + 9 + 16 + 25 = 55`. The same padded batch summed without the mask comes out at 58", scores),
         Claim(a, "three values in a bucket of five should give a mask of three `True` followed by two `False`", layout),
+        Claim(a, "the `where=` argument of `jnp.sum` selects too", lambda run: _eq(run.probe("sum_where"), [25.0, 25.0])),
     ]
 
 
@@ -1435,6 +1484,12 @@ def _static_max_mode_claims():
               with_normalise(where_and_cond)),
         Claim(a, "Static, the Python loop is unrolled while tracing and each new count is a new program; dynamic, the loop becomes `jax.lax.fori_loop(0, n_iter, body, y)` and one program serves every count.",
               with_normalise(loop_counts)),
+        Claim(a, "the mean of the `int32` array `[1, 2]` is `1.5`, a floating-point number, never `1`.",
+              lambda run: _eq(run.probe("integer_mean"), [1.5, 1.5, True])),
+        Claim(a, "a `mode` turned into an index that `jax.lax.switch` reads inside the program is accepted too",
+              lambda run: _eq(run.probe("switch_index"), [9.0, 5.0, 1])),  # one trace serves both reductions
+        Claim(a, "staged with `jax.make_jaxpr`, `x` traced and the other arguments passed as they are (`static_argnums=(1, 2, 3, 4)`), such a function raises instead of showing one program.",
+              lambda run: _eq(run.probe("host_decision_staged"), ["raised", "staged"])),
     ]
 
 
@@ -1477,6 +1532,11 @@ def _ledger_extension_claims():
         Claim(a, "a converted scale or a keyword argument is another signature and the row would describe another call.",
               lambda run: _eq(run.probe("call_forms"), [1, 1, 1, 0])),
         Claim(a, "a call whose signature JAX has met reuses that program, any other call traces.", experiments),
+        Claim(a, "JAX runs with 64-bit types off (its default), so a NumPy float64 value, such as `np.array(2.0)`, reaches the program as float32.",
+              lambda run: _eq(run.probe("setting_facts")[:3], [False, "float32[]", False])),
+        Claim(a, "the order in which keyword arguments, or a dict's keys, are written does not matter: JAX sorts a dict's keys, and the keyword arguments by name, before it looks a call up.",
+              lambda run: _eq(run.probe("setting_facts")[3:], [False, False, "PyTreeDef({'a': *, 'b': *})",
+                                                               ["float32[3]", "int32[3]"]])),
         Claim(a, "New values alone did not trace; the new shape did.", experiments),
         Claim(a, "Two tools show what JAX sees of the arguments, and neither traces anything.",
               lambda run: _eq(run.probe("signature_tools")[0], 0)),

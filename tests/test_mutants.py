@@ -28,7 +28,7 @@ A = "static_max_mode"
 MISCONCEPTIONS = {
     "drop_jit", "jit_inner_only", "rejit_every_call", "make_static", "python_loop", "keyword_argument",
     "host_read_in_loop", "map_eagerly", "drop_recursion", "dedupe_repeats", "normalise_input", "python_branch",
-    "baked_argument",
+    "baked_argument", "forget_leaf_part", "forget_dict_keys",
 }
 
 

@@ -519,6 +519,8 @@ _SCALE_KINDS = {
 #: Which arguments are passed by keyword (`power` always is).
 _MODES = ("x and scale by position", "scale by keyword", "x and scale by keyword")
 _STRUCTURES = ("one array", "a tuple of arrays", "a list of arrays", "a dict of arrays")
+#: The keys of a dict ``x`` unless a call names others; other keys are another structure.
+_DICT_KEYS = ("w0", "w1")
 
 
 @dataclass(frozen=True)
@@ -532,7 +534,7 @@ class _Call:
     power: int
     seed: int = 0
     written: str = "in order"  # or "in another order": a dict x's keys and the keyword arguments
-
+    keys: tuple = _DICT_KEYS  # a dict x's keys, one per leaf (the first ones)
 
     def parts(self) -> tuple[tuple, dict]:
         """Fresh ``(args, kwargs)`` objects for this call."""
@@ -548,7 +550,7 @@ class _Call:
         elif self.structure == "a list of arrays":
             x = list(arrays)
         else:
-            x = {f"w{index}": array for index, array in enumerate(arrays)}
+            x = dict(zip(self.keys, arrays, strict=False))
         scale = _SCALE_KINDS[self.scale_kind](1.0 + self.seed % 5)
         if self.mode == "x and scale by position":
             args, kwargs = (x, scale), {"power": self.power}
@@ -564,6 +566,10 @@ class _Call:
                 kwargs = {k: (x if k == "x" else v) for k, v in kwargs.items()}
         return args, kwargs
 
+    def dict_keys(self) -> tuple:
+        """The keys a dict ``x`` of this call has, in the order written."""
+        return tuple(self.keys[: len(self.leaves)])
+
     def text(self) -> str:
         args, kwargs = self.parts()
         return render.call("compiled_powered_sum", args, kwargs) + f" (scale as {self.scale_kind})"
@@ -573,6 +579,9 @@ class _Call:
         said = []
         if self.structure != first.structure or len(self.leaves) != len(first.leaves):
             said.append(f"x changed from {first.structure} to {self.structure}")
+        elif self.structure == "a dict of arrays" and set(self.dict_keys()) != set(first.dict_keys()):
+            said.append(f"the dict's keys changed from {', '.join(map(repr, first.dict_keys()))} to "
+                        f"{', '.join(map(repr, self.dict_keys()))}")
         elif self.leaves != first.leaves:
             for (shape, dtype), (old_shape, old_dtype) in zip(self.leaves, first.leaves):
                 if shape != old_shape:
@@ -593,12 +602,13 @@ class _Call:
 
 
 def _call(structure="one array", leaves=(((3,), "float32"),), scale_kind="a Python float",
-          mode="x and scale by position", power=2, seed=0, written="in order") -> _Call:
-    return _Call(structure, leaves, scale_kind, mode, power, seed, written)
+          mode="x and scale by position", power=2, seed=0, written="in order", keys=_DICT_KEYS) -> _Call:
+    return _Call(structure, leaves, scale_kind, mode, power, seed, written, keys)
 
 
 _BASE = _call()
 _F32, _I32 = ((3,), "float32"), ((3,), "int32")
+_FOUR, _TWO_BY_TWO = ((4,), "float32"), ((2, 2), "float32")  # the same number of elements, another shape
 #: Every kind of pair the notebook promises, each tried on every submission before the generated ones.
 _EXPLICIT_PAIRS = (
     (_BASE, _call(seed=1)),  # same shape, new values: no trace
@@ -628,6 +638,13 @@ _EXPLICIT_PAIRS = (
     # the same dict keys and keyword arguments, written in another order ("for any two calls")
     (_call("a dict of arrays", (_F32, _I32), mode="x and scale by keyword"),
      _call("a dict of arrays", (_F32, _I32), mode="x and scale by keyword", seed=1, written="in another order")),
+    # the same number of elements in another shape: a program is sized by its shape, not by its data
+    (_call(leaves=(_FOUR,)), _call(leaves=(_TWO_BY_TWO,), seed=1)),
+    (_call("a tuple of arrays", (_TWO_BY_TWO, _I32)), _call("a tuple of arrays", (_FOUR, _I32), seed=1)),
+    # other keys, the same arrays: the keys are part of the structure (not only their order)
+    (_call("a dict of arrays", (_F32,), keys=("a",)), _call("a dict of arrays", (_F32,), keys=("b",), seed=1)),
+    (_call("a dict of arrays", (_F32, _I32), keys=("a", "b")),
+     _call("a dict of arrays", (_F32, _I32), keys=("a", "c"), seed=1)),
 )
 
 
@@ -660,7 +677,56 @@ def _replace(first: _Call, other: _Call, field: str) -> _Call:
     return _Call(**values)
 
 
+#: Scale forms of one dtype, weakly typed or not: swapping within a row changes the weak type alone.
+_WEAK_SWAPS = {
+    "a Python float": "a NumPy float32 scalar (`np.float32`)",
+    "a JAX array made from a Python float (`jnp.array`)": "a float32 JAX array (`jnp.float32`)",
+    "a NumPy float32 scalar (`np.float32`)": "a JAX array made from a Python float (`jnp.array`)",
+    "a 0-d NumPy array (`np.array`)": "a Python float",
+    "a float32 JAX array (`jnp.float32`)": "a Python float",
+}
+#: Names a dict ``x`` may have for its keys (the notebook promises string keys of any name).
+_KEY_NAMES = ("a", "b", "c", "w0", "w1", "scale")
+_ONE_CHANGE = ("structure", "keys", "shape", "dtype", "weak type")
+
+
+@st.composite
+def _single_changes(draw, change: str):
+    """A first call, then the same call with new values and exactly one part of its signature changed:
+    the containers, a dict's keys (other names, not another order), one leaf's shape, one leaf's dtype,
+    or the weak type of `scale` at the same dtype. JAX answers each pair, as for every other pair."""
+    first = draw(_calls())
+    if change == "keys" and first.structure != "a dict of arrays":
+        first = replace(first, structure="a dict of arrays", leaves=(first.leaves * 2)[:2])
+    if change == "keys":
+        first = replace(first, keys=tuple(draw(st.permutations(_KEY_NAMES))[:2]))
+    if change == "weak type" and first.scale_kind not in _WEAK_SWAPS:
+        first = replace(first, scale_kind="a Python float")
+    second = replace(first, seed=first.seed + 1)
+    index = draw(st.integers(0, len(first.leaves) - 1))
+    shape, dtype = first.leaves[index]
+    if change == "structure":
+        others = [s for s in _STRUCTURES[1:] if s != first.structure]
+        second = replace(second, structure=draw(st.sampled_from(others)))
+    elif change == "keys":
+        fresh = [k for k in _KEY_NAMES if k not in first.dict_keys()]
+        renamed = list(first.dict_keys())
+        renamed[index] = draw(st.sampled_from(fresh))
+        second = replace(second, keys=tuple(renamed))
+    elif change == "shape":
+        leaf = (draw(st.sampled_from([s for s in _LEAF_SHAPES if s != shape])), dtype)
+        second = replace(second, leaves=first.leaves[:index] + (leaf,) + first.leaves[index + 1:])
+    elif change == "dtype":
+        leaf = (shape, draw(st.sampled_from([d for d in _LEAF_DTYPES if d != dtype])))
+        second = replace(second, leaves=first.leaves[:index] + (leaf,) + first.leaves[index + 1:])
+    else:
+        second = replace(second, scale_kind=_WEAK_SWAPS[first.scale_kind])
+    return first, second
+
+
 _PAIR_SEARCH = settings(TRACES, max_examples=10)
+#: Per kind of single change: every kind is drawn, whatever the search draws for the others.
+_CHANGE_SEARCH = settings(TRACES, max_examples=2)
 _PROBE_NAME = "grader_powered_sum"
 
 
@@ -718,6 +784,10 @@ def _comparable(value):
         # Equal objects hash equal; their words need not agree: a frozenset's kind and text list its
         # items in the order its table holds them, which hangs on the kernel's string hashes and on
         # the order they went in (a correct frozenset signature lost its points under some hash seeds).
+        # A PyTreeDef's hash leaves out a dict's keys ({'a': *} and {'b': *} hash alike), so its
+        # words, which list the keys sorted, are kept beside it.
+        if value.kind.startswith("a PyTreeDef"):
+            return ("described", value.kind, value.hashed)
         return ("described", value.kind.split(" (", 1)[0], value.hashed)
     if type(value) is tuple:
         return tuple(_comparable(v) for v in value)
@@ -786,6 +856,8 @@ def _pairs(submission) -> list[_Judged]:
         for pair in _EXPLICIT_PAIRS:
             judge(pair)
         first_failure(_PAIRS, judge, _PAIR_SEARCH)
+        for change in _ONE_CHANGE:
+            first_failure(_single_changes(change), judge, _CHANGE_SEARCH)
         submission.memo["signature pairs"] = (judged, failure)
     judged, failure = submission.memo["signature pairs"]
     if failure:

@@ -135,23 +135,31 @@ def test_pad_batch_layout(submission):
     """Input classes the notebook promises (the calls of `pad_batch`):
 
     - a list: ``isinstance(values, list)``
+    - a list of ints: ``isinstance(values, list) and len(values) > 0 and all(type(v) is int for v in values)``
     - a NumPy array: ``isinstance(values, np.ndarray)``
+    - a NumPy float64 array: ``isinstance(values, np.ndarray) and values.dtype == np.float64``
     - a JAX array: ``isinstance(values, jax.Array)``
     - no row (all padding): ``len(values) == 0``
     - one row: ``len(values) == 1``
     - a full batch: ``len(values) == size``
+    - a full list: ``isinstance(values, list) and len(values) == size``
+    - a full NumPy float64 array: ``isinstance(values, np.ndarray) and values.dtype == np.float64 and len(values) == size``
     - some padding: ``1 < len(values) < size``
     - a real row holding nan: ``bool(np.any(np.isnan(np.asarray(values, dtype=np.float32))))``
     """
 
     @VALUES
-    @given(case=_batches())
-    @example(case=(8, _FIVE))
-    @example(case=(8, np.arange(8, dtype=np.float32)))
-    @example(case=(4, np.array([-2.5], np.float32)))
-    def check(case):
+    @given(case=_batches(), container=st.sampled_from(tuple(_CONTAINERS)))
+    @example(case=(8, _FIVE), container="a JAX array")
+    @example(case=(8, np.arange(8, dtype=np.float32)), container="a JAX array")
+    @example(case=(4, np.array([-2.5], np.float32)), container="a JAX array")
+    # A full batch in every container the notebook names: no padding to add, and still float32.
+    @example(case=(4, np.array([0.5, -1.5, 2.0, 3.25], np.float32)), container="a list of floats")
+    @example(case=(4, np.array([1.0, -2.0, 3.0, 0.0], np.float32)), container="a list of ints")
+    @example(case=(8, np.arange(8, dtype=np.float32) / 4), container="a NumPy float64 array")
+    def check(case, container):
         size, values = case
-        _check_layout(submission, jax.device_put(values), size)
+        _check_layout(submission, _CONTAINERS[container](values), size)
 
     check()
     # What the notebook's own cells pass: a list of ints, a NumPy float64 array (at sizes the
@@ -162,6 +170,15 @@ def test_pad_batch_layout(submission):
     # from the length, never from what they hold.
     _check_layout(submission, [], 4)
     _check_layout(submission, np.array([1.0, np.nan, 2.0], np.float32), 8)
+
+
+#: The containers the notebook promises `pad_batch` takes, each made from float32 values.
+_CONTAINERS = {
+    "a JAX array": jax.device_put,
+    "a NumPy float64 array": lambda values: values.astype(np.float64),
+    "a list of floats": lambda values: [float(v) for v in values],
+    "a list of ints": lambda values: [int(v) for v in np.round(values)],
+}
 
 
 def _check_layout(submission, given, size: int) -> None:
@@ -182,7 +199,9 @@ def _check_layout(submission, given, size: int) -> None:
     except Exception:
         raise fail("`pad_batch` returned something that does not convert to arrays.") from None
     if padded.dtype != np.float32:
-        raise fail(f"`pad_batch` returned padded values{padded_kind} of dtype {padded.dtype}; they should be float32.")
+        full = f" for a full batch ({n} values in {size} rows)" if n == size else ""
+        raise fail(f"`pad_batch` returned padded values{padded_kind} of dtype {padded.dtype}{full}; they should be "
+                   "float32 for every input, full batches included.")
     if padded.shape != (size,):
         raise fail(
             f"`pad_batch` returned padded values of shape {padded.shape}; they should have shape ({size},): "

@@ -6,10 +6,11 @@ import jax
 import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from autograder.kit import (
     BAKED, CallRaised, PropertyFailure, SignatureAudit, TraceLog, VALUES, close, first_failure, float32_values,
-    Retraced, other_values, prop, render, scalar, signature_of, vectors,
+    Retraced, SHAPES, other_values, prop, render, scalar, signature_of, vectors,
 )
 
 MODES = ("sum", "mean", "max")
@@ -52,15 +53,23 @@ def _signature(array, mode) -> str:
     return f"{signature_of(array)}, mode={mode!r}"
 
 
+#: The notebook promises float32 or int32 `values`; int32 ones small enough that a sum stays exact.
+_INT32_VALUES = st.sampled_from(SHAPES).flatmap(
+    lambda shape: hnp.arrays(np.int32, shape, elements=st.integers(-1000, 1000)))
+
+
 def _check_mode(submission, mode: str) -> None:
-    """One mode, eagerly and through `choose`, against NumPy over every element."""
+    """One mode, eagerly and through `choose`, against NumPy over every element, for each dtype
+    the notebook promises: a mean of integers is the exact mean, a float (`mean([1, 2])` is 1.5)."""
 
     @VALUES
-    @given(values=float32_values())
+    @given(values=st.one_of(float32_values(), _INT32_VALUES))
     @example(values=np.array([-4.0, -1.0, -2.0], np.float32))
     @example(values=np.array([[-3.0, 7.5, 7.5], [0.0, -8.0, 2.0]], np.float32))
     @example(values=np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 11.5)  # all axes, not the first two
     @example(values=np.array([-3.0e7, -5.0e7, -4.0e7], np.float32))  # a max that starts from any finite floor
+    @example(values=np.array([1, 2], np.int32))  # the notebook's own integer example
+    @example(values=np.array([[-7, 2, 4], [1, -1, 0]], np.int32))  # a mean of -1/6, negative and not whole
     def check(values):
         expected = float(_REFERENCE[mode](values.astype(np.float64)))
         magnitude = float(_MAGNITUDE[mode](values.astype(np.float64)))
@@ -72,10 +81,22 @@ def _check_mode(submission, mode: str) -> None:
             got = scalar(submission.call(name, *args, **kwargs), text)
             if not close(got, expected, magnitude):
                 raise PropertyFailure(
-                    f"`{name}` gives the wrong {mode}.", example=text, got=repr(got), expected=repr(expected)
+                    f"`{name}` gives the wrong {mode}." + _integer_note(values, mode, got, expected),
+                    example=text, got=repr(got), expected=repr(expected),
                 )
 
     check()
+
+
+def _integer_note(values, mode: str, got: float, expected: float) -> str:
+    """A sentence when an integer mean came back as a whole number near the true one: as if the
+    result were kept in the input's integer dtype."""
+    if mode != "mean" or values.dtype.kind not in "iu" or not np.isfinite(got) or got != int(got):
+        return ""
+    if abs(got - expected) >= 1.0:
+        return ""
+    return (" The input holds integers and the mean came back as a whole number, as if it were rounded to the "
+            "input's dtype: the mean of integers is not an integer in general.")
 
 
 _OVER_EVERY_ELEMENT = "one reduction over every element (all axes), so a 2-D input gives a single number"
@@ -96,9 +117,15 @@ def test_sum_matches_numpy(submission):
     points=1,
     title='mode "mean" agrees with NumPy, eagerly and through `choose`',
     hint=f"`mean` is {_OVER_EVERY_ELEMENT}: the sum divided by the number of elements (`values.size`), not "
-    "of rows.",
+    "of rows, and a float whatever the dtype of `values`.",
 )
 def test_mean_matches_numpy(submission):
+    """Input classes the notebook promises (the calls of `choose_reduction`):
+
+    - float32 values: ``np.asarray(values).dtype == np.float32``
+    - int32 values: ``np.asarray(values).dtype == np.int32``
+    - int32 values whose mean is not whole: ``np.asarray(values).dtype == np.int32 and float(np.mean(np.asarray(values))) % 1 != 0``
+    """
     _check_mode(submission, "mean")
 
 
@@ -279,14 +306,18 @@ def _short(array) -> str:
 @prop(
     group="sorting",
     points=1,
-    title="`normalise_jitted` gives the values `normalise` gives, for every mode, loop count, `eps` and `clip_at`",
+    title="`normalise_jitted` gives the values `normalise` gives, for every mode, loop count, `eps` and `clip_at`, "
+    "all of them computed in the compiled program",
     hint="Compile the same computation: the reduction `mode` names, `n_iter` smoothing steps, the division by "
     "size plus `eps`, then the scale-down when the largest magnitude exceeds `clip_at`. The test `peak > "
     "clip_at` compares data, so under jit it must become part of the program (`jnp.where` or `lax.cond` "
-    "choosing between the scaled and the unscaled array), not a Python `if`.",
+    "choosing between the scaled and the unscaled array), not a Python `if`, neither inside the jit nor in a "
+    "function around it: a value brought back to Python makes every call wait for the device.",
 )
 def test_sorted_values_match(submission):
-    """Each example is called twice at the same shapes, every number changed the second time.
+    """Each example is called twice at the same shapes, every number changed the second time; the
+    first call is also staged whole (`make_jaxpr`, only `x` traced), which fails where a value
+    computed from `x` is read back to Python outside the jit (a decision taken on the host).
 
     Input classes the notebook promises (the calls of `normalise_jitted`):
 
@@ -330,8 +361,28 @@ def test_sorted_values_match(submission):
                     got=_short(got), expected=_short(expected),
                 )
 
+        _require_staged(submission, first)
+
     seen = {}
     check()
+
+
+def _require_staged(submission, args) -> None:
+    """``normalise_jitted(*args)`` staged whole by `make_jaxpr` with only ``x`` traced (the other
+    arguments as given, so converting a Python float on the host stays allowed): it raises only
+    where something outside the jit reads a value computed from ``x`` back to Python. Called after
+    the same call returned the right values, so a function that fails everywhere is judged above."""
+    text = render.call("normalise_jitted", args)
+    try:
+        submission.call_staged("make_jaxpr", "normalise_jitted", *args, static_argnums=(1, 2, 3, 4))
+    except CallRaised as raised:
+        raise PropertyFailure(
+            "`normalise_jitted` gives the right values, but not all of its work is in the compiled program: "
+            f"staged whole with `jax.make_jaxpr` (`x` traced, the other arguments as given) it raised "
+            f"{raised.error_name}. Something outside the jit brings a value computed from `x` back to Python, "
+            "so every call waits for the device and the decision is taken on the host.",
+            example=text, got=f"{raised.error_name} while staging", expected="one staged program",
+        ) from None
 
 
 def _as_if_baked(got, args, earlier) -> bool:

@@ -14,6 +14,7 @@ def _data(rng):
     fixed = [[1.0, 5.0, 3.0], [-4.0, -1.0, -2.0], [[2.0, -7.0], [0.5, 3.0]]]
     for data in fixed:
         yield np.array(data, dtype=np.float32)
+    yield np.array([[3, -1], [2, 7]], dtype=np.int32)  # integers: the mean is still the exact mean, 2.75
     for shape in ((3,), (2, 2)):  # the fixed examples' shapes: new values, no new program
         yield rng.uniform(-10, 10, shape).astype(np.float32)
 

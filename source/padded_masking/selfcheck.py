@@ -322,6 +322,7 @@ def layout(names, rng):
     cases = [([1, 2, 3], 4), (np.arange(5, dtype=np.float32) + 0.5, 8), (np.ones(4, dtype=np.float32), 4)]
     cases += [([], 4), (np.array([1.0, np.nan, 3.0], dtype=np.float32), 5), (jnp.array([2.0, -1.0]), 3)]
     cases += [([0.0, 2.0, 0.0], 5)]  # real rows that hold 0: the mask comes from how many values, not from them
+    cases += [([0.5, -1.5, 2.0], 3)]  # a full list: nothing to pad, still a float32 batch
     cases += [(rng.uniform(-5, 5, n).astype(np.float32), int(n + rng.integers(0, 4))) for n in (2, 6)]
     for values, size in cases:
         def run(values=values, size=size):

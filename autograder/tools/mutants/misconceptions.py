@@ -656,6 +656,178 @@ class BakedArgument(Misconception):
         return self.offer(node, variants)
 
 
+# --- signatures: what JAX keys its cache on, each part of a leaf and a dict's keys ------------------
+
+_SIZE = '''
+def _mutant_size(shape):
+    """A shape read as its number of elements: (4,) and (2, 2) alike."""
+    size = 1
+    for length in shape:
+        size *= length
+    return size
+'''
+
+
+def _leaf_part(node: ast.expr) -> str | None:
+    """Which part of a leaf's type a signature's element is: ``t.shape``, ``t.dtype`` (or
+    ``str(t.dtype)``), ``t.weak_type``; None for anything else."""
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "str" and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "weak_type"):
+        return node.attr
+    return None
+
+
+class ForgetLeafPart(Misconception):
+    """A signature that describes a leaf without one part of its type: its shape read as its number
+    of elements (as if a program were sized by how much data it gets), its dtype left out, or its
+    weak type left out. Only a tuple built of such parts counts as a signature here."""
+
+    name = "forget_leaf_part"
+    helpers = _SIZE
+
+    def visit_Tuple(self, node):
+        self.generic_visit(node)
+        parts = [_leaf_part(element) for element in node.elts]
+        if sum(part is not None for part in parts) < 2:
+            return node
+        variants = []
+        for i, part in enumerate(parts):
+            if part == "shape":
+                def make(i=i):
+                    new = copy.deepcopy(node)
+                    new.elts[i] = ast.Call(ast.Name("_mutant_size", ast.Load()), [new.elts[i]], [])
+                    return new
+                variants.append((f"`{source_of(node.elts[i])}` becomes its number of elements (the shape is "
+                                 "forgotten, the size kept)", make))
+            elif part is not None:
+                def make(i=i):
+                    new = copy.deepcopy(node)
+                    del new.elts[i]
+                    return new
+                variants.append((f"`{source_of(node.elts[i])}` is left out of the signature", make))
+        return self.offer(node, variants)
+
+
+_KEYLESS = '''
+def _mutant_keyless(tree):
+    """The tree with every dict replaced by its values in sorted key order, without the keys: a dict
+    then differs from another only by its values, and keys written in another order change nothing."""
+    import jax
+
+    class _MutantKeylessDict(tuple):
+        pass
+
+    if not getattr(_mutant_keyless, "registered", False):
+        jax.tree_util.register_pytree_node(_MutantKeylessDict, lambda d: (tuple(d), None),
+                                           lambda _, children: _MutantKeylessDict(children))
+        _mutant_keyless.registered = _MutantKeylessDict
+    keyless = _mutant_keyless.registered
+
+    def strip(node):
+        if isinstance(node, dict):
+            return keyless(strip(node[key]) for key in sorted(node))
+        if isinstance(node, (tuple, list)) and not hasattr(node, "_fields"):
+            return type(node)(strip(item) for item in node)
+        return node
+    return strip(tree)
+'''
+
+_FLATTENERS = {"flatten", "tree_flatten", "structure", "tree_structure"}
+
+
+class ForgetDictKeys(Misconception):
+    """A signature whose tree structure forgets the dicts' keys: ``jax.tree.flatten(tree)`` of the
+    tree with each dict turned into its values in sorted key order. Another order of the same keys
+    still gives the same signature; other keys with the same values do too, where JAX traces again."""
+
+    name = "forget_dict_keys"
+    helpers = _KEYLESS
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _FLATTENERS and len(node.args) == 1):
+            return node
+
+        def make():
+            new = copy.deepcopy(node)
+            new.args[0] = ast.Call(ast.Name("_mutant_keyless", ast.Load()), [new.args[0]], [])
+            return new
+        return self.offer(node, [(f"`{source_of(node)}` forgets the keys of every dict in the tree", make)])
+
+
+_HOST_DECISION = '''
+def _mutant_host_decision(jitted):
+    import functools
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    @functools.wraps(jitted)
+    def decide_on_host(*args, **kwargs):
+        condition, chosen, other = jitted(*args, **kwargs)
+        condition = np.asarray(condition)  # waits for the device, then decides in Python
+        if condition.ndim == 0:
+            return chosen if bool(condition) else other
+        return jnp.asarray(np.where(condition, chosen, other))
+    return decide_on_host
+'''
+
+
+def _is_decision(expr: ast.AST) -> bool:
+    """``jnp.where(c, a, b)`` or ``lax.cond(p, f, g, *operands)``: a choice the program makes on data."""
+    name = getattr(getattr(expr, "func", None), "attr", getattr(getattr(expr, "func", None), "id", ""))
+    return isinstance(expr, ast.Call) and ((name == "where" and len(expr.args) == 3)
+                                           or (name == "cond" and len(expr.args) >= 3))
+
+
+def _candidates(decision: ast.Call) -> ast.Tuple:
+    """``(condition, chosen, other)``: both candidates computed in the program, the choice left out."""
+    condition, yes, no, *operands = (copy.deepcopy(a) for a in decision.args)
+    if getattr(decision.func, "attr", getattr(decision.func, "id", "")) == "cond":
+        yes, no = (ast.Call(branch, copy.deepcopy(operands), []) for branch in (yes, no))
+    return ast.Tuple([condition, yes, no], ast.Load())
+
+
+class HostDecision(Misconception):
+    """A decision on data moved out of the jit into a host ``if``: the jitted function returns the
+    condition and both candidates, and a Python wrapper reads the condition back and picks. The
+    values are right and nothing traces again, but every call waits for the device, and the whole
+    function no longer stages (``jax.make_jaxpr`` raises)."""
+
+    name = "host_decision"
+    helpers = _HOST_DECISION
+
+    def visit_Module(self, node):
+        for i, top in enumerate(node.body):
+            last = top.body[-1] if isinstance(top, ast.FunctionDef) and top.body else None
+            if not (isinstance(last, ast.Return) and _is_decision(last.value) and self.in_region(last)):
+                continue
+            found = self.decorated_jit(top)
+            binding = next((j for j, s in enumerate(node.body) if isinstance(s, ast.Assign) and jit_call(s.value)
+                            and isinstance(s.value.args[0], ast.Name) and s.value.args[0].id == top.name
+                            and self.in_region(s)), None)
+            if found is None and binding is None:
+                continue
+
+            def make(i=i, binding=binding, decorated=found is not None):
+                new = copy.deepcopy(node)
+                new.body[i].body[-1].value = _candidates(new.body[i].body[-1].value)
+                wrap = ast.Name("_mutant_host_decision", ast.Load())
+                if decorated:
+                    new.body[i].decorator_list.insert(0, wrap)
+                else:
+                    new.body[binding].value = ast.Call(wrap, [new.body[binding].value], [])
+                return new
+            replaced = self.offer(last, [(f"the `{source_of(last.value.func)}` of `{top.name}` is taken on the host: "
+                                          "the jit returns the condition and both candidates, a Python `if` picks",
+                                          make)])
+            if replaced is not last:
+                return replaced
+        return node
+
+
 MISCONCEPTIONS = (DropJit, JitInnerOnly, RejitEveryCall, MakeStatic, PythonLoop, KeywordArgument,
                   HostReadInLoop, MapEagerly, DropRecursion, DedupeSubJaxprs, PythonBranch, NormaliseInput,
-                  BakedArgument)
+                  BakedArgument, ForgetLeafPart, ForgetDictKeys, HostDecision)
