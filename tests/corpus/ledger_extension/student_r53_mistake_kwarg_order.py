@@ -1,0 +1,231 @@
+"""Independent student (issue 53 round), mistake: test_rows: Rows record shape tuple, dtype string, {} static and a float result.; test_traces: traced and trace_count come from trace_log read before and after the call.; test_sixteen: float32 arange(16) called once with the exact label.; test_signature: Keeps keyword arguments in written order, so the same call with kwargs reordered is predicted to trace though JAX sorts them."""
+
+# Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
+FAILS = {'signature_matches_jax'}
+SCORE = 6
+
+TEACHER = {"test_rows": 2, "test_traces": 3, "test_sixteen": 1, "test_signature": 0}
+WHY = {"test_rows": "Rows record shape tuple, dtype string, {} static and a float result.", "test_traces": "traced and trace_count come from trace_log read before and after the call.", "test_sixteen": "float32 arange(16) called once with the exact label.", "test_signature": "Keeps keyword arguments in written order, so the same call with kwargs reordered is predicted to trace though JAX sorts them."}
+
+# %% cell 1
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+# %% cell 3
+class TraceWatch:
+    """Collect the functions JAX traces while a ``with`` block runs.
+
+    JAX emits a monitoring event each time it starts a top-level trace, turning a
+    Python function into a jaxpr of its own, named after that function (a jitted
+    function traced inside another trace emits none). Eager operations emit one as well, because
+    JAX runs each as a small jitted function of its own (``multiply``,
+    ``_reduce_sum``, ``iota``...), but only the first time an operation meets a
+    signature: a repeat at a signature already met emits nothing. So build inputs
+    before the block, call only the function you are studying inside it, and look
+    for its name in ``names``.
+    """
+
+    EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+    def __init__(self):
+        self.names = []
+        self._listener = self._record
+
+    def _record(self, event, duration_secs, **details):
+        if event == self.EVENT:
+            self.names.append(details.get("fun_name", "?"))
+
+    def __enter__(self):
+        jax.monitoring.register_event_duration_secs_listener(self._listener)
+        return self
+
+    def __exit__(self, *exc_info):
+        jax.monitoring.unregister_event_duration_listener(self._listener)
+        return False
+
+    @property
+    def count(self):
+        """How many traces started inside the block."""
+        return len(self.names)
+
+# %% cell 6
+demo_traces = {"count": 0}
+
+
+def centered_norm(x):
+    """Length of x after subtracting its mean."""
+    demo_traces["count"] += 1  # plain Python: runs only while JAX traces centered_norm
+    return jnp.sqrt(jnp.sum((x - jnp.mean(x)) ** 2))
+
+
+compiled_norm = jax.jit(centered_norm)
+
+for label, x in [
+    ("first call", jnp.ones(4)),
+    ("new values", jnp.arange(4.0)),
+    ("new shape", jnp.arange(6.0)),
+    ("new dtype", jnp.arange(6, dtype=jnp.int32)),
+]:
+    before = demo_traces["count"]
+    value = float(compiled_norm(x))
+    print(f"{label:<11} shape={x.shape} dtype={x.dtype!s:<8} traced={demo_traces['count'] > before!s:<5} "
+          f"traces so far={demo_traces['count']} result={value:.3f}")
+
+# %% cell 8
+import time
+
+
+@jax.jit
+def accumulate(total, batch):
+    return total + jnp.sum(batch ** 2)
+
+
+batches = [jnp.full((256,), float(i), dtype=jnp.float32) for i in range(5)]
+accumulate(jnp.float32(0.0), batches[0])  # trace and compile before timing
+
+start = time.perf_counter()
+total, per_step_reads = jnp.float32(0.0), []
+for batch in batches:
+    total = accumulate(total, batch)
+    per_step_reads.append(float(total))  # a host read every step
+per_step_seconds = time.perf_counter() - start
+
+start = time.perf_counter()
+total = jnp.float32(0.0)
+for batch in batches:
+    total = accumulate(total, batch)
+final_read = float(total)  # one host read at the end
+final_seconds = time.perf_counter() - start
+
+assert per_step_reads[-1] == final_read
+print(f"per-step reads: {per_step_seconds * 1e3:.2f} ms, one final read: {final_seconds * 1e3:.2f} ms, result {final_read}")
+
+# %% cell 10
+demo_traces["count"] = 0
+fresh = jnp.arange(3.0)
+strong_half = jnp.float32(0.5)
+steps = [
+    ("trace only: compiled_norm.trace(fresh)", lambda: compiled_norm.trace(fresh)),
+    ("call after .trace(): compiles, no trace", lambda: compiled_norm(fresh)),
+    ("cached call", lambda: compiled_norm(fresh)),
+    ("jax.clear_caches(), then the same call", lambda: (jax.clear_caches(), compiled_norm(fresh))),
+]
+for label, step in steps:
+    before = demo_traces["count"]
+    step()
+    print(f"{label:<42} traced={demo_traces['count'] > before}")
+
+weighted = jax.jit(lambda x, w: jnp.sum(w * x))
+with TraceWatch() as watch:
+    weighted(fresh, 0.5)          # weakly typed w
+    weighted(fresh, strong_half)  # strong float32 w: same shape and dtype of x, a new trace
+print("traces for a weak, then a strong scale:", watch.count)
+
+# %% cell 12
+trace_log = {"count": 0}
+
+
+def scaled_square_sum(x, scale):
+    """The lesson's computation, sum(scale * x ** 2); scale is a runtime value."""
+    trace_log["count"] += 1  # runs while JAX traces, never inside the compiled program
+    return jnp.sum(scale * x ** 2)
+
+
+compiled_square_sum = jax.jit(scaled_square_sum)
+call_rows = []
+
+# %% cell 14
+def observed_call(label, x, scale):
+    """Run compiled_square_sum(x, scale), record one ledger row in call_rows, return the result."""
+    before = trace_log["count"]
+    result = compiled_square_sum(x, scale)
+    after = trace_log["count"]
+    row = {
+        "label": label,
+        "shape": tuple(x.shape),
+        "dtype": str(x.dtype),
+        "static": {},
+        "traced": after > before,
+        "trace_count": after,
+        "result": float(result),
+    }
+    call_rows.append(row)
+    return row["result"]
+
+
+# %% cell 16
+x8 = jnp.arange(8, dtype=jnp.float32)
+observed_call("first call", x8, 1.0)
+observed_call("new values", x8 + 1.0, 1.0)
+observed_call("new scale", x8, 2.0)
+for row in call_rows:
+    print(row)
+
+# %% cell 18
+x16 = jnp.arange(16, dtype=jnp.float32)
+# prediction: 0^2 + ... + 15^2 = 15*16*31/6 = 1240, and it traces (new shape)
+observed_call("new length sixteen", x16, 1.0)
+print(call_rows[-1])
+
+
+# %% cell 27
+power_log = {"count": 0}
+
+
+def powered_sum(x, scale, *, power):
+    """sum(scale * leaf ** power) over every array in x; power is static."""
+    power_log["count"] += 1  # runs only while JAX traces
+    return sum(jnp.sum(scale * leaf ** power) for leaf in jax.tree.leaves(x))
+
+
+compiled_powered_sum = jax.jit(powered_sum, static_argnames=("power",))
+
+
+def traced_again(first, second):
+    """From a cleared cache, call compiled_powered_sum(*args, **kwargs) for `first`, then for `second`
+    (each an (args, kwargs) pair); return whether the second call traced."""
+    compiled_powered_sum.clear_cache()
+    args, kwargs = first
+    compiled_powered_sum(*args, **kwargs)
+    before = power_log["count"]
+    args, kwargs = second
+    compiled_powered_sum(*args, **kwargs)
+    return power_log["count"] > before
+
+# %% cell 29
+x3 = jnp.arange(3.0)
+leaves, structure = jax.tree.flatten({"b": x3, "a": (x3, x3 * 2)})
+print("leaves:", len(leaves), "| structure:", structure)
+print("types:", jax.typeof(x3), jax.typeof(x3.astype(jnp.int32)), jax.typeof(jnp.ones((2, 2))))
+print("new values, traced again:", traced_again(((x3, 1.0), {"power": 2}), ((x3 + 1.0, 1.0), {"power": 2})))
+print("new shape, traced again: ", traced_again(((x3, 1.0), {"power": 2}), ((jnp.arange(4.0), 1.0), {"power": 2})))
+
+# %% cell 31
+def signature_of(args, kwargs):
+    """A hashable value that is equal for two calls of compiled_powered_sum exactly when JAX reuses a program."""
+    pos = tuple((type(a).__name__ if isinstance(a, (tuple, list, dict)) else "", jax.tree.structure(a), tuple(str(jax.typeof(l)) for l in jax.tree.leaves(a))) for a in args)
+    kw = tuple((name, str(jax.tree.structure(v)), tuple(str(jax.typeof(l)) for l in jax.tree.leaves(v)))
+               for name, v in kwargs.items() if name != "power")
+    return (pos, kw, kwargs["power"])
+
+
+# %% cell 36
+compiled_powered_sum.clear_cache()
+powered_rows, signatures_met = [], set()
+for label, args, kwargs in [
+    ("first call", (jnp.ones(3), 2.0), {"power": 2}),
+    ("new values", (jnp.full(3, 5.0, dtype=jnp.float32), 3.0), {"power": 2}),
+    ("new power only", (jnp.full(3, 5.0, dtype=jnp.float32), 3.0), {"power": 3}),
+    ("first call again", (jnp.ones(3), 2.0), {"power": 2}),
+]:
+    predicted = signature_of(args, kwargs) not in signatures_met
+    signatures_met.add(signature_of(args, kwargs))
+    before = power_log["count"]
+    compiled_powered_sum(*args, **kwargs)
+    powered_rows.append({"label": label, "shape": tuple(np.shape(args[0])), "static": {"power": kwargs["power"]},
+                         "traced": power_log["count"] > before, "predicted": predicted})
+for row in powered_rows:
+    print(row)
+
+
