@@ -34,8 +34,9 @@ pytestmark = pytest.mark.slow
 
 ASSIGNMENT = "static_max_mode"
 FULL = {"test_modes": 3.0, "test_errors": 1.0, "test_traces": 2.0, "test_sorting": 2.0}
-#: What the probing notebook gets: the evidence-based checks of errors and traces withheld.
-FLAGGED = {**FULL, "test_errors": 0.0, "test_traces": 0.0, "test_sorting": 1.0}
+#: What the probing notebook gets: the evidence-based checks withheld (errors, traces, and Part C's values,
+#: which a program staged in the kernel also judges).
+FLAGGED = {**FULL, "test_errors": 0.0, "test_traces": 0.0, "test_sorting": 0.0}
 _SKIP = shutil.ignore_patterns(".venv", ".git", "__pycache__", "build", "*.egg-info", "gradebook.db")
 
 #: The notebook's extra cell: every grader file it can open under the folders it is given and

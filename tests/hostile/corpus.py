@@ -571,7 +571,8 @@ FIRST = (
     ),
     Hostile(
         "reads-unreleased-solutions", SMM, (insert_after("choose", READS_UNRELEASED),),
-        points(SMM, test_errors=0, test_traces=0, test_sorting=1),
+        # Part C's values rest on a program staged in the kernel too (the host-decision check): withheld.
+        points(SMM, test_errors=0, test_traces=0, test_sorting=0),
         feedback=r"cannot read the solutions: \[Errno 2\] No such file or directory",
     ),
     # -- a package handed in beside the notebook: the sandbox drops that folder from sys.path

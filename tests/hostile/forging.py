@@ -90,11 +90,12 @@ ENTRIES: tuple[Hostile, ...] = (
         points(PM, test_padding=0, test_objective=0, test_traces=0), feedback=FLAGGED + r".*cell \d+: `import gc`",  # Part C, judged by its values, keeps its points
     ),
     Hostile(
-        # Right values, and a cell that only looks at the stack: values keep their points, the checks
-        # that rest on the kernel's word (the errors, the traces) are withheld.
+        # Right values, and a cell that only looks at the stack: the checks that rest on the kernel's
+        # word (the errors, the traces, and Part C's values, which a program staged in the kernel also
+        # judges: issue 53's host-decision check) are withheld; Part A's values keep their points.
         "tells-grading-by-frames", SMM,
         (insert_after("choose", TELLS_GRADING_BY_FRAMES),),
-        points(SMM, test_errors=0, test_traces=0, test_sorting=1),  # Part C: its values kept, its traces withheld
+        points(SMM, test_errors=0, test_traces=0, test_sorting=0),
         feedback=FLAGGED + r".*`__import__\(\.\.\.\)`",
     ),
     Hostile(
