@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
+import functools
 import glob
 import os
 import pwd
@@ -162,7 +163,7 @@ class _ThroughTheBoundary:
         pattern = self._real_source(self.coursedir.assignment_id, self.coursedir.student_id)
         folders = sorted(glob.glob(pattern))
         ids = {os.path.basename(os.path.dirname(os.path.normpath(folder))) for folder in folders}
-        ids |= self._gradebook_students()
+        ids |= gradebook_students(self.coursedir)
         for folder in folders:
             student_folder, assignment_id = os.path.split(os.path.normpath(folder))
             student_id = os.path.basename(student_folder)
@@ -193,7 +194,7 @@ class _ThroughTheBoundary:
             os.makedirs(dest, mode=0o755)
         else:
             earlier = read_record(folder) if not os.path.islink(folder) else []
-            names = self._notebook_names(assignment_id)
+            names = notebook_names(self.coursedir, assignment_id)
             refused = earlier + copy_submission(
                 folder, dest, limits, ignore=[*self.coursedir.ignore, *self.skipped], reserved=(),
                 one_link=False, first=(*(f"{name}.ipynb" for name in names), "timestamp.txt")).sentences()
@@ -206,21 +207,27 @@ class _ThroughTheBoundary:
         itself is all the feedback reads (nbgrader wrote it)."""
         return []
 
-    def _notebook_names(self, assignment_id: str) -> list[str]:
-        try:
-            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-                return [nb.name for nb in gb.find_assignment(assignment_id).notebooks]
-        except MissingEntry:
-            return []  # nbgrader says the assignment is missing, for every student
-
-    def _gradebook_students(self) -> set[str]:
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            return {student.id for student in gb.students}
 
     def _handle_refused(self, assignment_id: str, student_id: str, dest: str, refused: list[str]) -> None:
         log_refusals(self.log, refused, f"student {shown(student_id)}, assignment {shown(assignment_id)}")
         self.refusals[(assignment_id, student_id)] = kept(refused)
         write_record(dest, refused)
+
+
+def notebook_names(coursedir, assignment_id: str) -> list[str]:
+    """The assignment's notebooks, as the gradebook holds them; none where it does not know the
+    assignment (nbgrader says so itself, for every student)."""
+    try:
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            return [nb.name for nb in gb.find_assignment(assignment_id).notebooks]
+    except MissingEntry:
+        return []
+
+
+def gradebook_students(coursedir) -> set[str]:
+    """Every student id the gradebook holds."""
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        return {student.id for student in gb.students}
 
 
 def log_refusals(log, refused: list[str], whose: str) -> None:
@@ -252,7 +259,7 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
     def _handle_refused(self, assignment_id, student_id, dest, refused):
         super()._handle_refused(assignment_id, student_id, dest, refused)
         present = set(os.listdir(dest))
-        for name in self._notebook_names(assignment_id):
+        for name in notebook_names(self.coursedir, assignment_id):
             if f"{name}.ipynb" in present:
                 _with_note(os.path.join(dest, f"{name}.ipynb"), refused, replaced=False)
                 continue
@@ -348,7 +355,7 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
         """Put the released notebooks in place of the student's in the staged copy ``staged``, with a
         note saying why; whether there is a release to grade instead."""
         student_id, assignment_id = os.path.relpath(staged, self._stage_root).split(os.sep)[-2:]
-        names = self._notebook_names(assignment_id)
+        names = notebook_names(self.coursedir, assignment_id)
         if not names:
             return False
         for name in names:
@@ -424,8 +431,7 @@ class BoundedCollect(ExchangeCollect):
         # named for an account counts only when that account made it, so no student makes another
         # account (a shared one) a student by naming a folder for it.
         self._own_names = self._handed_in_by_themselves(glob.glob(os.path.join(self.inbound_path, "*+*")))
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            self._students = {student.id for student in gb.students}
+        self._students = gradebook_students(self.coursedir)
         for path in paths:
             name = os.path.basename(path)
             parts = name.rsplit("+", 3)
@@ -512,19 +518,17 @@ class BoundedCollect(ExchangeCollect):
         return own
 
     def do_copy(self, src: str, dest: str, log=None) -> None:
-        notebooks = self._notebook_names()
+        notebooks = self._notebooks
         copied = copy_submission(src, dest, SubmissionBoundary(parent=self), ignore=self.coursedir.ignore,
                                  first=(*(f"{name}.ipynb" for name in notebooks), "timestamp.txt"))
         refused = self._stamp_check(src, dest, copied) + copied.sentences()  # the flag first, never cut off
         log_refusals(self.log, refused, f"in {shown(os.path.basename(src))}")
         write_record(dest, refused)
 
-    def _notebook_names(self) -> list[str]:
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            try:
-                return [nb.name for nb in gb.find_assignment(self.coursedir.assignment_id).notebooks]
-            except MissingEntry:
-                return []
+    @functools.cached_property
+    def _notebooks(self) -> list[str]:
+        """The assignment's notebooks, which each copy takes first: read once a collect."""
+        return notebook_names(self.coursedir, self.coursedir.assignment_id)
 
     def _stamp_check(self, src: str, dest: str, copied) -> list[str]:
         """Write ``timestamp.txt`` in nbgrader's own form; the record's line when the stamp is
