@@ -35,7 +35,14 @@ c.Execute.extra_arguments = [
 # A grading kernel gets nothing of nbgrader's environment (a JupyterHub's token, a database password)
 # but PATH, HOME, the language and the course's own variables (autograder/confinement/environment.py);
 # name here any other variable kernels need, NAME* for every name that begins NAME:
-# c.ConfinedKernelManager.kernel_environment_names = ["JAX_PLATFORMS"]
+# c.ConfinedKernelManager.kernel_environment_names = ["MY_COURSE_*"]
+
+# Where grading computes: every grading kernel gets JAX_PLATFORMS from this setting, whatever
+# accelerator the grading host has, and the judge computes its expected values on the same platform,
+# with tolerances from that platform's measured float32 precision (autograder/grading/backend.py,
+# docs/accelerators.md). "cpu" (the default) grades the same everywhere; "tpu", "cuda" or "cpu,tpu"
+# grade on that accelerator; "" leaves JAX its own choice (its accelerator, where there is one).
+# c.ConfinedKernelManager.jax_platforms = "cpu"
 
 # The submission boundary: what a student hands in is read only as regular files of its own,
 # within the sizes below, before nbgrader copies anything (autograder/confinement/boundary.py).

@@ -251,10 +251,18 @@ class BoundedAutograde(_ThroughTheBoundary, Autograde):
         from autograder.grading import compile_cache
         from autograder.grading.registry import assignments
 
-        wanted = self.config.get("ConfinedKernelManager", {}).get("compile_cache", True)
+        from autograder.grading import backend
+
+        settings = self.config.get("ConfinedKernelManager", {})
+        # Where grading computes (c.ConfinedKernelManager.jax_platforms): the judge in this process is
+        # pinned there now, before anything starts JAX's backend; the warm-up compiles there too.
+        platforms = settings.get("jax_platforms", backend.DEFAULT)
+        backend.choose(platforms, self.log)
+        wanted = settings.get("compile_cache", True)
         assignment = self.coursedir.assignment_id
         if wanted and assignment in assignments() and can_confine():
-            compile_cache.warm(assignment, self.coursedir.root, logger=self.log)
+            compile_cache.warm(assignment, self.coursedir.root, env=backend.kernel_env(os.environ, platforms),
+                               logger=self.log)
 
     def _handle_refused(self, assignment_id, student_id, dest, refused):
         super()._handle_refused(assignment_id, student_id, dest, refused)

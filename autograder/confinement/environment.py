@@ -10,8 +10,10 @@ instructor wrote those for kernels), the course's variables that the kernel mana
 this (``XLA_FLAGS``, ``PYTHONSAFEPATH``, the compile cache's folder), and the names an instructor
 adds in ``course_config.py``::
 
-    c.ConfinedKernelManager.kernel_environment_names = ["JAX_PLATFORMS", "MY_COURSE_*"]
+    c.ConfinedKernelManager.kernel_environment_names = ["JAX_DEFAULT_MATMUL_PRECISION", "MY_COURSE_*"]
 
+``JAX_PLATFORMS`` is the course's own (``c.ConfinedKernelManager.jax_platforms``, "cpu" unless the
+instructor chooses otherwise: :mod:`autograder.grading.backend`), set after this whatever was kept.
 A name ending in ``*`` keeps every name it begins. ``PYTHONPATH`` is kept (the course's commands
 put a checkout that is not installed there, :func:`autograder.tools.repository.tool_env`) without
 its empty and relative entries: Python reads those as the working folder, which is the student's

@@ -266,6 +266,7 @@ def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
     os.environ.update({**_set_by_imports, **request["env"]})
     os.environ["JPY_PARENT_PID"] = str(monitor)  # the kernel exits if its parent does
     _reseed()
+    _follow_jax_environment()
 
     arguments = jail.parse_arguments(request["argv"])
     kernel_argv = kernel_arguments(arguments.kernel)
@@ -293,6 +294,21 @@ def _run_kernel(request: dict, fds: list[int], monitor: int) -> int:
     # IPKernelApp read JPY_PARENT_PID when the server imported it: name the parent now.
     kernelapp.IPKernelApp.launch_instance(argv=kernel_argv, parent_handle=monitor)
     return 0
+
+
+#: JAX settings read from the environment when JAX is imported (so by the server, with its own
+#: environment): a kernel takes them from its own, where the course chose its platform
+#: (autograder/grading/backend.py) and an instructor may have kept a precision.
+_JAX_ENVIRONMENT = ("jax_platforms", "jax_default_matmul_precision")
+
+
+def _follow_jax_environment() -> None:
+    """JAX's settings of :data:`_JAX_ENVIRONMENT` as this kernel's environment says, not as the server's
+    did when it imported JAX (no backend has started here: :func:`why_not_forkable`)."""
+    import jax
+
+    for name in _JAX_ENVIRONMENT:
+        jax.config.update(name, os.environ.get(name.upper()) or None)
 
 
 def _reseed() -> None:

@@ -73,7 +73,7 @@ from autograder.confinement import environment, forkserver
 from autograder.confinement import jail as _jail
 from autograder.confinement import userns as _userns
 from autograder.confinement import copies
-from autograder.grading import compile_cache, compiler
+from autograder.grading import backend, compile_cache, compiler
 from autograder.confinement.leftovers import private_folder
 
 
@@ -590,6 +590,11 @@ class ConfinedKernelManager(AsyncKernelManager):
         "Names of nbgrader's environment variables kernels keep, beside PATH, HOME, the language "
         "and the course's own (autograder/confinement/environment.py); NAME* keeps every name "
         "beginning NAME. Nothing else of the instructor's environment reaches a student's notebook."))
+    jax_platforms = Unicode(backend.DEFAULT, config=True, help=(
+        "Where grading computes: JAX_PLATFORMS for every grading kernel ('cpu', the default, whatever "
+        "accelerator the host has; 'tpu', 'cuda', 'cpu,tpu', ...; '' leaves JAX its own choice). The judge "
+        "computes its expected values on the same platform and takes its tolerances from that platform's "
+        "float32 precision (autograder/grading/backend.py, docs/accelerators.md)."))
     client_class = DottedObjectName(f"{__name__}.ReadyKernelClient", config=True)
     client_factory = Type(ReadyKernelClient, klass=AsyncKernelClient, config=True)
     #: The confined kernel's folder of sockets (:func:`sockets_folder`); None for a kernel unconfined.
@@ -615,6 +620,9 @@ class ConfinedKernelManager(AsyncKernelManager):
         spec_env = self.kernel_spec.env if self.kernel_spec is not None else {}
         kw["env"] = compiler.kernel_environment(environment.kernel_environment(
             kw.get("env") or dict(os.environ), spec_env, self.kernel_environment_names))
+        # Where the kernel computes, the course's choice; the judge in this process computes there too.
+        kw["env"] = backend.kernel_env(kw["env"], self.jax_platforms)
+        backend.choose(self.jax_platforms, self.log)
         kw["env"].pop(forkserver.SHARED_ENV, None)  # where the server listens is nothing for a kernel
         kw["env"].pop(compile_cache.FOLDER_ENV, None)  # set below, for a confined kernel alone
         # Nothing is imported from the notebook's folder, not even the sandbox: an `autograder/`

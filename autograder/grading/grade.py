@@ -27,6 +27,9 @@ def run_group(assignment: str, group: str, submission) -> GroupReport:
     evidence = getattr(submission, "evidence", None)
     with submission.quiet():  # importing the property module (hypothesis, JAX) may warn too
         chosen = properties_of(assignment, group)
+        from autograder.kit import precision
+
+        precision.measured()  # once per process, here: before any property watches JAX's events
         outcomes = [] if submission.tampered() else [_measured(prop, submission, evidence) for prop in chosen]
         if submission.tampered():  # before the group, or done by student code the properties called
             outcomes = [(_tampering(submission.tampered()), frozenset())] * len(chosen)

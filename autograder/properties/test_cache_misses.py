@@ -29,6 +29,7 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from autograder.kit import precision
 from autograder.kit import (
     CallRaised, PropertyFailure, SignatureAudit, TRACES, VALUES, close, first_failure, float32_values, op_by_op,
     prop,
@@ -139,7 +140,7 @@ def test_smooth_matches_original(submission):
                     f"`smooth` returned {render.kind(got)}{how}; it should return an array shaped like `x`.",
                     example=text,
                 )
-            if not np.allclose(array, expected, rtol=1e-5, atol=1e-5 * scale):
+            if not precision.allclose(array, expected, rtol=1e-5, atol=1e-5 * scale):
                 raise PropertyFailure(
                     f"`smooth` gives different values from the original `smooth_slow`{how}.",
                     example=text, got=render.value(np.asarray(got)), expected=render.value(expected.astype(np.float32)),

@@ -18,6 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from autograder.kit import precision
 from autograder.kit import (
     CallRaised, PropertyFailure, TraceLog, TRACES, VALUES, clear_cache_of, close, first_failure,
     prop, render,
@@ -451,7 +452,7 @@ def test_sixteen_element_row(submission):
         )
     row = labelled[-1]
     result = _number(row.get("result"))  # its type is the rows group's concern
-    if result is None or not math.isclose(result, 1240.0, rel_tol=1e-6):
+    if result is None or not math.isclose(result, 1240.0, rel_tol=1e-6 + precision.excess()):
         raise PropertyFailure(
             "The sixteen-element row's result is not the sum of squares of 0..15 at scale 1.0.",
             got=f"result={render.value(row.get('result'))}",

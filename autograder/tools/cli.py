@@ -11,6 +11,8 @@
     python -m autograder mutants ASSIGNMENT... | --all [--workers N] [--operator NAME]
     python -m autograder selfcheck                     (writes source/<a>/selfcheck.py from autograder/public/)
     python -m autograder upgrade-check --jax VERSION [--python PYTHON] [--assignment NAME] [--work-dir DIR]
+    python -m autograder device-check [--accelerator tpu] [--assignment NAME] [--correct-only] [--shard K/N]
+                                                       (the corpus on an accelerator and on the CPU, compared)
 """
 
 from __future__ import annotations
@@ -112,6 +114,30 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--db-url", metavar="URL", help="with --distributed: the course's gradebook, as an "
                        "SQLAlchemy URL of an empty database (default: gradebook.db in the scratch course)")
 
+    device = commands.add_parser(
+        "device-check",
+        help="grade the corpus and samples, and run the self-checks, on an accelerator and on the CPU; print the "
+        "differences",
+        description="Grade every corpus file and sample in-process (as tests/test_graders.py does), once in a child "
+        "on the accelerator and once in a child with JAX_PLATFORMS=cpu, run the public self-check on the correct "
+        "ones, and print the files whose points or verdicts differ. Exits 1 if a correct file differs. Needs JAX, "
+        "NumPy and hypothesis, not nbgrader (docs/accelerators.md).",
+    )
+    device.add_argument("--accelerator", default="", metavar="PLATFORM",
+                        help="JAX_PLATFORMS of the accelerator's side (default: unset, JAX's own choice)")
+    device.add_argument("--assignment", action="append", dest="assignments", metavar="NAME",
+                        help="only this assignment (repeatable; default: all)")
+    device.add_argument("--correct-only", action="store_true", help="only the files that should earn every point")
+    device.add_argument("--shard", metavar="K/N", help="only every N-th file, from the K-th (1-based)")
+    device.add_argument("--jobs", type=int, default=0, metavar="N",
+                        help="processes of the CPU side (default: cores - 2, at most 8)")
+    device.add_argument("--out", type=Path, metavar="DIR", help="where each side's JSON lines and log go "
+                        "(default: a new temporary folder)")
+    device.add_argument("--only", choices=("both", "accelerator", "cpu"), default="both",
+                        help="grade one side only (compare later with --compare)")
+    device.add_argument("--compare", nargs=2, type=Path, metavar=("ACCEL.jsonl", "CPU.jsonl"),
+                        help="print the table from two kept result files instead of grading")
+
     lint = commands.add_parser(
         "check",
         help="the course's linter: grade cells against property modules, release/ in sync, samples and corpus",
@@ -189,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
             from autograder.tools import upgrade
 
             return upgrade.run(args.jax, args.python, args.work_dir, args.assignments, args.workers, args.json)
+        if args.command == "device-check":
+            from autograder.tools import device_check
+
+            return device_check.main(args.accelerator, args.assignments, args.correct_only, args.shard, args.jobs,
+                                     args.out, args.compare, args.only)
         if args.command == "selfcheck":
             from autograder.tools import release_selfcheck as selfcheck
             return selfcheck.main()
