@@ -706,3 +706,107 @@ def test_a_dependency_is_run_once_and_a_passing_one_lets_the_check_run():
     lines = module.run("b", {}).lines()
     assert lines[2] == "  NOTE  Not checked: second"
     assert lines[3].startswith('        It uses the part checked by self_check("a"), whose own self-check above fails')
+
+
+# ---------------------------------------------------------------- hints ask, they never answer
+
+_SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)
+_API_CHAIN = re.compile(r"\b(?:jax|jnp|lax|np|numpy)((?:\.\w+)+)")
+_JIT_KEYWORDS = re.compile(r"\b(static_arg\w+|donate_arg\w+)\b")
+_CALLED = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\s*\(")
+_DEFINED = re.compile(r"^(?:def|class)\s+(\w+)", re.MULTILINE)
+#: Names of the reference answers that each part's contract states itself (the objective's own arithmetic,
+#: the error a part asks to provoke, `jit`, which every part's title names): a hint may say them.
+_CONTRACT_WORDS = frozenset({
+    "jit", "sum", "mean", "max", "log", "sqrt", "sin", "roll", "clip", "linalg", "norm", "arange", "zeros",
+    "asarray", "array", "float32", "int32", "float64", "inf", "shape", "errors", "TracerBoolConversionError",
+    "make_jaxpr",
+})
+
+
+def distinctive_names(assignment: str) -> set[str]:
+    """What the reference answers of ``assignment`` call that the parts' contracts do not name: each JAX or
+    NumPy function and module in their solution regions, jit's keyword arguments, and the lesson's own
+    helpers they call (a class or function of the notebook's given cells)."""
+    notebook = json.loads((SOURCE / assignment / f"{assignment}.ipynb").read_text())
+    solutions, given = [], []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            found = _SOLUTION.findall("".join(cell["source"]))
+            solutions += found
+            if not found:
+                given.append("".join(cell["source"]))
+    text, lesson = "\n".join(solutions), set(_DEFINED.findall("\n".join(given)))
+    names = {part for chain in _API_CHAIN.findall(text) for part in chain.strip(".").split(".")}
+    names |= set(_JIT_KEYWORDS.findall(text)) | {name for name in _CALLED.findall(text) if name in lesson}
+    return names - _CONTRACT_WORDS
+
+
+def named_in(hint: str) -> set[str]:
+    """The code names a hint says: every identifier in a backtick span, every dotted chain, every call."""
+    spans = re.findall(r"`([^`]*)`", hint)
+    names = {name for span in spans for name in re.findall(r"[A-Za-z_]\w*", span)}
+    names |= {part for chain in re.findall(r"\b\w+(?:\.\w+)+", hint) for part in chain.split(".")}
+    return names | set(_CALLED.findall(hint))
+
+
+@pytest.mark.parametrize("assignment", CHECKED)
+def test_no_hint_names_what_the_reference_answer_calls(assignment):
+    """A hint says what is wrong and asks a question that points to the lesson; it never names the fix. Held
+    mechanically: no hint of the released self-check says a call, a module or a jit keyword of the reference
+    answers that the contracts do not state themselves (the hints of 4bc3936 said `lax.cond`, `jnp.where`,
+    `static_argnames`, `lax.fori_loop`, `jax.typeof`, `PhaseWatch` and `jnp.stack`, and fail this test)."""
+    answers = distinctive_names(assignment)
+    assert answers, f"{assignment}: the reference answers call nothing distinctive, so this test holds nothing"
+    told = {check.title: sorted(named_in(check.hint) & answers) for check in load_release_copy(assignment).CHECKS}
+    told = {title: names for title, names in told.items() if names}
+    assert not told, f"hints naming the answer: {told}"
+
+
+@pytest.mark.parametrize("assignment", CHECKED)
+def test_every_hint_asks_and_points_to_a_section_of_its_notebook(assignment):
+    """Each hint is a question, and ends by naming the notebook's section it points to (a heading of the
+    release notebook, or a Part)."""
+    notebook = json.loads((RELEASE / assignment / f"{assignment}.ipynb").read_text())
+    headings = {line.lstrip("#").strip() for cell in notebook["cells"] if cell["cell_type"] == "markdown"
+                for line in "".join(cell["source"]).splitlines() if line.startswith("#")}
+    for check in load_release_copy(assignment).CHECKS:
+        pointer = re.search(r"\(([^()]*)\)\s*$", check.hint)
+        assert "?" in check.hint and pointer, f"{check.title!r}: {check.hint!r}"
+        assert any(heading == pointer.group(1) or heading.startswith(pointer.group(1) + " ")
+                   or heading.startswith(pointer.group(1) + ":") for heading in headings), (
+            f"{check.title!r} points to {pointer.group(1)!r}, which is no heading of release/{assignment}")
+
+
+_STUBS = '''
+def pad_batch(values, size):
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def masked_score(values, mask):
+    # YOUR CODE HERE
+    raise NotImplementedError()
+'''
+
+
+def test_a_function_still_released_as_a_stub_is_not_written_yet_not_wrong():
+    """nbgrader releases each answer as `raise NotImplementedError()`: the self-check says which function is
+    not written yet, with no hint, and a later part that uses it says so too; a NotImplementedError that says
+    something (JAX raises some, for what it cannot do) is a failure like any other error."""
+    namespace: dict = {}
+    exec(compile(_STUBS, "/tmp/ipykernel_7/2291.py", "exec"), namespace)  # noqa: S102 - a notebook cell's file name
+    padding, report = _failures("padded_masking", namespace, "padding")
+    assert [r.status for r in padding] == ["not written"], report.text()
+    assert "`pad_batch` still raises NotImplementedError" in report.text()
+    assert "Hint:" not in report.text() and "FAIL" not in report.text() and not report.passed
+    objective, report = _failures("padded_masking", namespace, "objective")
+    assert [r.status for r in objective] == ["not checked", "not written"], report.text()
+    assert "your `pad_batch`, which is not written yet: write Part A first" in report.text()
+
+    def says_something(values, mask):
+        raise NotImplementedError("Differentiation rule for 'custom' not implemented")
+
+    namespace["masked_score"] = says_something
+    objective, report = _failures("padded_masking", namespace, "objective")
+    assert objective[-1].status == "fail" and "Differentiation rule" in report.text(), report.text()

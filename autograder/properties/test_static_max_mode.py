@@ -8,6 +8,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from autograder.kit import precision
 from autograder.kit import (
     BAKED, CallRaised, PropertyFailure, SignatureAudit, TraceLog, VALUES, close, first_failure, float32_values,
     Retraced, SHAPES, other_values, prop, render, scalar, signature_of, vectors,
@@ -296,7 +297,7 @@ def _vector_result(got, text: str, length: int) -> np.ndarray:
 
 
 def _same(got, expected) -> bool:
-    return bool(np.allclose(got, expected, rtol=1e-4, atol=1e-5))
+    return precision.allclose(got, expected, rtol=1e-4, atol=1e-5)
 
 
 def _short(array) -> str:
@@ -446,8 +447,12 @@ def test_only_program_choices_static(submission):
         try:
             result = audit.call(_sorting_signature(*args), *args)
         except Retraced as retraced:
-            raise PropertyFailure(f"{retraced.problem} The repeated call was {what}.", example=retraced.example,
-                                  got=retraced.got, expected=retraced.expected) from None
+            # Not "a signature it had already met": a static `eps` makes its value part of JAX's signature.
+            raise PropertyFailure(
+                f"`normalise_jitted` traced again on a call that matches an earlier one in everything meant to "
+                f"choose the program ({_sorting_signature(*args)}). The repeated call was {what}. {retraced.cure}",
+                example=retraced.example, got=retraced.got,
+                expected="no new trace when only the values of `x`, `eps` or `clip_at` change") from None
         if result is None and audit.last_error is not None:
             raise PropertyFailure(
                 f"`normalise_jitted` failed on {what}. {audit.last_error.problem}",

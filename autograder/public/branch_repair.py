@@ -26,7 +26,8 @@ def _branch_cases(rng, gains):
 
 
 @public("failure", "`broken_branch` gives the sum of squares when gain > 1.0 and the plain sum otherwise, eagerly",
-        "Write the Python `if gain > 1.0:` the lesson shows; it is right eagerly and fails only under jit.")
+        "Which total does the problem ask for on each side of the threshold, and on which side does 1.0 "
+        "itself fall? (The problem)")
 def eager_totals(names, rng):
     for values, gain in _branch_cases(rng, (0.5, 1.0, 2.0)):
         def run(values=values, gain=gain):
@@ -40,7 +41,8 @@ def eager_totals(names, rng):
 
 
 @public("failure", "`jax.jit(broken_branch)` fails with TracerBoolConversionError",
-        "Under jit, `gain` is a tracer with no value yet: a Python `if` on it cannot choose a branch.")
+        "What does `gain` hold while `jax.jit` traces the function, and what does a Python `if` need from it? "
+        "(The idea)")
 def fails_under_jit(names, rng):
     def run():
         values = jnp.arange(8, dtype=jnp.float32)
@@ -63,7 +65,9 @@ def _total_matches(names, values, gain, given):
 
 
 @public("repair", "`repaired` gives the branch's total for gains on both sides of 1.0, as floats and 0-d arrays",
-        "Choose between the two totals with `lax.cond(gain > 1.0, ...)` or `jnp.where`; keep `gain` a runtime value.")
+        "Which total came back, and which was expected for that gain? Is the choice made each time the "
+        "function runs, or was it settled once, while JAX traced it? (Worked example: three kinds of "
+        "decision)")
 def repaired_totals(names, rng):
     for values, gain in _branch_cases(rng, (-3.0, 0.0, 0.5, 1.0, 1.001, 2.0, 50.0)):
         for given, how in ((gain, repr(gain)), (jnp.float32(gain), f"float32[] {gain!r}")):
@@ -76,8 +80,8 @@ _ABOVE_ONE = float(np.nextafter(np.float32(1.0), np.float32(2.0)))  # 1.0000001,
 
 @public("repair", "`repaired` keeps the notebook's details: int32 and 2-D batches, a nan gain, the strict threshold "
         "at the next float32 above 1.0, and a choice, not a blend, when run op by op",
-        "Compare `gain > 1.0` exactly (no tolerance, `>` not `>=`), and choose with `lax.cond` or `jnp.where` between "
-        "the two totals; a 0/1 weight times a total that overflowed to `inf` gives `nan` under `jax.disable_jit()`.")
+        "Look at the example's gain and values: what does your function compute right at the threshold, just "
+        "above it, for a nan gain, or when the total it did not choose overflows? (The idea)")
 def details(names, rng):
     ints = np.array([1, -2, 3, 4], dtype=np.int32)
     grid = np.array([[1.0, -2.0], [0.5, 3.0]], dtype=np.float32)
@@ -104,7 +108,8 @@ def details(names, rng):
 
 
 @public("traces", "new gains, as floats or as 0-d arrays, reuse `repaired`'s program",
-        "A static `gain` compiles one program per gain value: leave it out of `static_argnames`.")
+        "How many programs did the new gains make? When only the gain's value changes, what does JAX see as "
+        "new? (Worked example: three kinds of decision)")
 def gain_dynamic(names, rng):
     def run():
         repaired = names.function("repaired")

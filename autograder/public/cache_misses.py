@@ -25,8 +25,8 @@ def _clipped(x, low, high):
 
 
 @public("repairs", "`scaled_norm`, `smooth` and `clipped_mean` give the slow originals' results",
-        "Build each jitted function once, at top level, and pass `scale`, `low` and `high` as arguments "
-        "(`steps` static: it sets the loop's length).")
+        "Which input gave another result? Does your repair compute what the slow original computes, with "
+        "every number the original uses? (The problem)")
 def repairs(names, rng):
     x = np.array([3.0, -4.0, 0.0], dtype=np.float32)
     pulse = np.array([0.0, 0.0, 9.0, 0.0, 0.0], dtype=np.float32)
@@ -53,8 +53,8 @@ def repairs(names, rng):
 
 @public("repairs", "with every jit disabled (`jax.disable_jit()`), and for `x` of other shapes, the repairs still "
         "give the slow originals' results",
-        "Write each repair so that it also runs op by op: the same code, without relying on `jit` to convert your "
-        "arguments; `scaled_norm` takes an array of any shape.")
+        "Run the example yourself with every jit disabled: what does your repair rely on that only a compiled "
+        "call gives it? Does it take an `x` of any shape? (The idea)")
 def repairs_op_by_op(names, rng):
     x = np.array([3.0, -4.0, 0.0], dtype=np.float32)
     grid = np.array([[1.0, -2.0, 2.0], [0.5, 0.0, -1.5]], dtype=np.float32)
@@ -84,7 +84,8 @@ def repairs_op_by_op(names, rng):
 
 
 @public("traces", "calls at a signature already met do not trace again, whatever the values",
-        "A `jax.jit` made inside the function is a new function on every call: make it once, outside.")
+        "Each of those calls repeated a signature already met, yet traced: what is new on every call that "
+        "JAX's cache counts as a different function? (Worked example: a lambda made on every call)")
 def traces(names, rng):
     def run():
         v = jnp.linspace(-1.0, 1.0, 11, dtype=jnp.float32)
@@ -136,8 +137,8 @@ def _explanations(rng):
 
 
 @public("causes", "`miss_cause` names the table's cause for each kind of explanation",
-        "Test the explanation's words in the table's order: the function lines first, then *explanation "
-        "unavailable* and *input pytree*, then, on the first `* at` line, dtype before shape before weak type.")
+        "Which words of that explanation did your function read, and which line of it names the cause? Is an "
+        "earlier line of the explanation more telling than the one you read? (Part B)")
 def causes(names, rng):
     for text, cause in _explanations(rng):
         def run(text=text, cause=cause):

@@ -19,7 +19,8 @@ def _step(theta, x, y, lr):
 
 
 @public("step", "`sgd_step` returns the updated theta and the loss before the update, as a device scalar",
-        "Take `jax.value_and_grad` of the mean squared error at `theta`, then step: `theta - lr * grad`.")
+        "Compare Got and Expected: is the loss the one before the update, is it a device value, and does "
+        "theta move against the gradient by `lr`? (Part A)")
 def step(names, rng):
     cases = [(np.zeros(2), np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([1.0, 0.0]), 0.5),
              (np.array([0.5, 0.0]), np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([1.0, 0.0]), 0.5)]
@@ -33,7 +34,7 @@ def step(names, rng):
                 raise Mismatch("The loss should stay on the device, as a 0-d jax.Array.", show(loss), "float32[]")
             if not close(loss, want_loss):
                 raise Mismatch("The loss is not the mean squared error before the update.", show(loss), repr(want_loss))
-            if not close(new_theta, want_theta):
+            if not close(new_theta, want_theta, products=True):
                 raise Mismatch("The updated theta is not one gradient step.", show(new_theta),
                                show(want_theta.astype(np.float32)))
 
@@ -41,7 +42,8 @@ def step(names, rng):
 
 
 @public("step", "`sgd_step` is jitted: one call of it is one jitted program, nothing outside it",
-        "Put `@jax.jit` on the whole step (loss, gradient and update), or call one such jitted function from it.")
+        "Part of one step ran outside one jitted program: which of your step's operations run eagerly, one at "
+        "a time? (A timing boundary)")
 def jitted(names, rng):
     def run():
         sgd_step = names.function("sgd_step")
@@ -78,7 +80,8 @@ def _batches(seed, steps=5):
 
 
 @public("reads", "both trainers give the same losses, a list of floats, reading once a step and once in all",
-        "Keep each step's loss on the device; `train_reading_once` reads them all with one `read(jnp.stack(...))`.",
+        "How often did each trainer call `read`, and with what? What does Part B allow each trainer to read, "
+        "and when? (Part B)",
         uses=("step",))
 def reads(names, rng):
     for steps in (1, 5):
@@ -95,7 +98,7 @@ def reads(names, rng):
                                f"{steps} reads")
             if once.calls != 1:
                 raise Mismatch("`train_reading_once` should read once in all.", f"{once.calls} reads", "1 read")
-            if not (close(losses_a, losses_b) and close(theta_a, theta_b)):
+            if not (close(losses_a, losses_b, products=True) and close(theta_a, theta_b, products=True)):
                 raise Mismatch("The trainers disagree.", show(losses_b), show(losses_a))
             if not close(losses_a[0], float(np.mean(batches[0][1].astype(np.float64) ** 2))):
                 raise Mismatch("The first loss should be the loss at theta = 0.", repr(losses_a[0]))
@@ -160,8 +163,8 @@ class _Waits:
 
 @public("reads", "the trainers bring nothing to Python outside `read`: no `float`, `print`, f-string, "
         "`np.asarray`, `.item()`, `.tolist()`, `if` or `.block_until_ready()` on a device value",
-        "Only `read` may turn a device array into a Python value: append the device loss, and read it (each step, "
-        "or once at the end) only through `read`. Return the last step's theta as it is.",
+        "The problem line names the conversion found: where in your loop does a device value become a Python "
+        "value, and does the loop need it there? (The idea)",
         uses=("step",))
 def hidden_waits(names, rng):
     for label in ("train_reading_every_step", "train_reading_once"):
@@ -194,7 +197,8 @@ _EAGER = ("stack", "concatenate", "broadcast_in_dim", "expand_dims")
 
 
 @public("traces", "new data and a new learning rate reuse `sgd_step`'s program, in the step and the trainers",
-        "`lr` is data: leave it out of `static_argnums`, and jit `sgd_step` once, not inside a loop.",
+        "Something traced again for new data or a new learning rate: what did JAX see as new, the signature "
+        "or the function itself? (Part C)",
         uses=("step", "reads"))
 def traces(names, rng):
     def run():
@@ -214,7 +218,8 @@ def traces(names, rng):
 
 
 @public("ledger", "`phase_row` tells a trace from a compile on the lesson's three phases",
-        "Run the thunk inside a `PhaseWatch` and report what it saw; never predict from the label.")
+        "Your row disagrees with what JAX did while the thunk ran: is your answer observed during the call, "
+        "or decided from something else? (Watching the phases)")
 def ledger(names, rng):
     def run():
         def shrink(v, rate):  # a new function each run, so nothing of it is cached yet
@@ -245,9 +250,8 @@ def ledger(names, rng):
 
 @public("diagnosis", "`diagnose` says \"traces\", \"waits\" and \"compiles\" for the lesson's three loops, and "
         "\"waits\" for a loop that only lowers",
-        "Read the compile log: a trace message means \"traces\"; a compile without a trace, \"compiles\"; "
-        "neither, \"waits\". *Compiling* is logged when a program is lowered; the compile itself logs *Finished XLA "
-        "compilation*.")
+        "Run the example's loop yourself with the compile log on: which messages does each repeat print, and "
+        "what does each message mean? (JAX's own compile log)")
 def diagnosis(names, rng):
     def fresh():
         def tiny_step(theta, lr):

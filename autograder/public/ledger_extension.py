@@ -35,7 +35,8 @@ def _row(names, index):
 
 
 @public("rows", "each row records the call's shape (a tuple), dtype (a string) and result (a float)",
-        "Read `x.shape`, `str(x.dtype)` and `float(result)` in `observed_call`, and append one dict per call.")
+        "Compare Got with Expected: which field of the row is missing, or of another type? (The ledger you "
+        "will extend)")
 def rows(names, rng):
     for index, (label, result) in enumerate(_FIRST if _has_first_rows(names) else ()):
         def run(index=index, label=label, result=result):
@@ -94,7 +95,8 @@ def rows(names, rng):
 
 
 @public("traces", "the first rows' traced flags, and fresh calls' flags and counts, agree with JAX's own trace events",
-        "Compare `trace_log[\"count\"]` before and after the call: that is what happened, not a guess from the shape.")
+        "Your traced flag disagrees with JAX's own trace event for that call: is your flag observed during "
+        "the call, or guessed from its arguments? (Worked example: a counter inside the function)")
 def traced(names, rng):
     def first_rows():
         first, new_values, new_scale = (_row(names, i) for i in range(3))
@@ -149,7 +151,8 @@ def traced(names, rng):
 
 
 @public("sixteen", "a row labelled 'new length sixteen' records float32[16] and its result",
-        "Call `observed_call(\"new length sixteen\", jnp.arange(16, dtype=jnp.float32), 1.0)` once.")
+        "Is there one row with that label, recorded by the ledger for a float32 array of sixteen values? "
+        "(Part B)")
 def sixteen(names, rng):
     def run():
         found = [row for row in names["call_rows"] if row.get("label") == "new length sixteen"]
@@ -210,8 +213,8 @@ def _kinds():
 
 @public("signature", "`signature_of` agrees with JAX on the notebook's questions: int or float scale, NumPy or JAX "
         "scalar, keyword or position, tuple or list, a new power, a new dtype",
-        "Describe each argument as JAX sees it (`jax.typeof` gives dtype, shape and weak type; `jax.tree.flatten` the "
-        "structure, keys included), keep positional and keyword arguments apart, and add the static `power`.")
+        "For this pair of calls JAX's answer (a new trace or not) and your signatures' (equal or not) differ: "
+        "what changed between the two calls, and does your signature hold it? (Part C)")
 def kinds(names, rng):
     for text, first, second in _kinds():
         def run(first=first, second=second):
@@ -227,8 +230,8 @@ def kinds(names, rng):
 
 
 @public("signature", "`signature_of` is hashable, stable, equal for new values and different for a new shape",
-        "Describe what JAX keys its cache on: the tree structure and each leaf's shape, dtype and weak type, "
-        "and the static values; never the array values.")
+        "Which difference between the two calls (see Example) does your signature record that JAX's cache "
+        "ignores, or ignore that it records? (Part C)")
 def signature(names, rng):
     for text, first, second, same in _calls(rng):
         def run(first=first, second=second, same=same):

@@ -26,7 +26,8 @@ def _one_level(closed):
 
 
 @public("rolled", "`rolled` gives the loop's result at 0, 1, 3 and 30 steps, as float32 of x's shape (any shape)",
-        "Stage the loop with `lax.fori_loop` or `lax.scan` (the step written once, as its body), and jit it.")
+        "Which step count gave another result? Does your loop take the step that many times, zero included, "
+        "keeping x's shape and dtype? (The two slow functions)")
 def rolled_values(names, rng):
     x = np.array([0.5, 1.0, 2.0], dtype=np.float32)
     cases = [(x, steps) for steps in (0, 1, 3, 30)]
@@ -45,7 +46,8 @@ def rolled_values(names, rng):
 
 
 @public("rolled", "`rolled`'s jaxpr does not grow with the step count",
-        "A Python `for` under jit is unrolled into the jaxpr; `lax.fori_loop` or `lax.scan` stages one loop.")
+        "The program grew with the step count: what does tracing a Python loop leave in the jaxpr for every "
+        "turn? (Worked example: the jaxpr of the unrolled loop at 3 and at 30 steps)")
 def rolled_does_not_grow(names, rng):
     def run():
         rolled = names.function("rolled")
@@ -93,7 +95,8 @@ def _unrolled(x, steps):
 
 
 @public("counting", "`count_equations` counts the lesson's small functions right, nested jit equations included",
-        "Count 1 per equation, then add the count of every `ClosedJaxpr` or `Jaxpr` in its `params`, recursively.")
+        "Print the example's jaxpr: where do the equations of a nested jit or loop body live, and did your "
+        "count reach them? (Part B)")
 def counts(names, rng):
     x = jnp.array([0.5, 1.0, 2.0], dtype=jnp.float32)
     cases = [
@@ -124,7 +127,8 @@ def _quantise(tree, scale):
 
 
 @public("pytree", "`quantise_jitted` gives eager `quantise`'s tree, as one jitted call",
-        "Jit the whole map once (`jax.jit(quantise)`), with `scale` a runtime argument.")
+        "Where does your tree differ from the expected one: structure, dtypes or values? And how many "
+        "programs does one call of your function run? (Part C)")
 def quantised(names, rng):
     trees = [{"w": jnp.array([[0.26, -0.74], [1.6, 2.4]]), "b": [jnp.array([0.1, -0.3, 0.9])]}]
     trees += [{"a": jnp.asarray(rng.uniform(-3, 3, (2, 3)).astype(np.float32)),
@@ -181,7 +185,8 @@ def _one_long_line(v):
 
 
 @public("attribution", "`heaviest_line` names the line that made the most equations, as a Python int",
-        "Count equations per source line, every nested jaxpr included, and return the line with the most.")
+        "Which line did you name, and which made more equations? Which source line does each equation carry, "
+        "nested ones included? (Part D)")
 def heaviest(names, rng):
     x = jnp.array([0.5, 1.0, 2.0], dtype=jnp.float32)
     first = _many_short_turns.__code__.co_firstlineno

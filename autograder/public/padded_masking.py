@@ -19,7 +19,8 @@ PARTS.update({"padding": ("`pad_batch`", "Part A")})
 
 
 @public("padding", "`pad_batch` puts the values first in a float32 batch of `size` rows, with a mask of the real rows",
-        "Build a float32 array of `size` rows, copy the values to the front, and mark `arange(size) < len(values)`.")
+        "Compare Got with Expected: the dtype, the rows after the values, or the mask? What must the mask say "
+        "of a real row that holds 0? (Part A)")
 def layout(names, rng):
     cases = [([1, 2, 3], 4), (np.arange(5, dtype=np.float32) + 0.5, 8), (np.ones(4, dtype=np.float32), 4)]
     cases += [([], 4), (np.array([1.0, np.nan, 3.0], dtype=np.float32), 5), (jnp.array([2.0, -1.0]), 3)]
@@ -69,7 +70,7 @@ def _batches(rng):
 
 
 @public("objective", "`masked_score` of a padded batch equals the unpadded sum of (v + 1)**2, whatever the padding holds",
-        "Compute every row's term, then keep only the marked terms with `jnp.where(mask, term, 0.0)` before summing.",
+        "The padding changed the score: how does a padded row's content reach your sum? (The idea)",
         uses=("padding",))
 def objective(names, rng):
     for batch, size in _batches(rng):
@@ -105,8 +106,8 @@ def _objective(values, mask):
 
 @public("objective", "`masked_score` honours any mask (not only a prefix, or none), compiled and under "
         "`jax.disable_jit()`",
-        "Select with `jnp.where(mask, (values + 1.0) ** 2, 0.0)`: do not count the `True` rows, slice, or multiply by "
-        "the mask (under `jax.disable_jit()` a product with a padded `nan` or `inf` is `nan`).")
+        "What does your function assume about the mask: that it is a prefix, or that there is one? And op by "
+        "op, what is a padded `nan` or `inf` times 0? (The idea)")
 def any_mask(names, rng):
     for values, mask, what in _ANY_MASK:
         for eager in (False, True):
@@ -128,7 +129,8 @@ def any_mask(names, rng):
 
 
 @public("traces", "batches of different lengths, padded to one size, share one trace of `masked_score`",
-        "Pad every batch to the same size first; `masked_score`'s shapes then never change.", uses=("padding",))
+        "Batches of other lengths traced again: what differed between those calls, as JAX sees a signature? "
+        "(Worked example: a short last batch, then a padded one)", uses=("padding",))
 def one_trace(names, rng):
     def run():
         lengths = (1, 6, 11, 12)
@@ -144,8 +146,8 @@ def one_trace(names, rng):
 
 @public("gradient", "`loss_and_slope` gives the unpadded loss and its slope in t, whatever the padding holds, for "
         "any mask, compiled and under `jax.disable_jit()`",
-        "Clean the padded rows with `jnp.where` before the `log`, and select again after it: "
-        "`where` picks values, but the gradient flows through both branches.")
+        "The loss can be right while the slope is not, or is `nan`: what does the gradient of a selection "
+        "take from the rows it did not select, when those rows hold values `log` cannot take? (Part C)")
 def gradient(names, rng):
     def check(real, t, values, mask, eager=False):
         args = jnp.float32(t), jnp.asarray(values, dtype=jnp.float32), jnp.asarray(mask)

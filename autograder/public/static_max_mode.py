@@ -20,7 +20,8 @@ def _data(rng):
 
 
 @public("modes", "`choose_reduction` and `choose` give NumPy's sum, mean and max of all the elements",
-        "Reduce over every element (no axis), and pick the reduction with a Python `if` on `mode`.")
+        "Which mode and which data gave another number? Does your reduction cover every element, whatever the "
+        "shape? (Part A)")
 def modes(names, rng):
     for data in _data(rng):
         for mode, reference in _REDUCE.items():
@@ -41,7 +42,8 @@ def modes(names, rng):
 
 @public("errors", "a mode the notebook does not list (a typo, another word, None, a number) is refused with ValueError "
         "by both functions",
-        "Keep an `else: raise ValueError(...)` after the three modes; never fall back to a default.")
+        "What did your functions do with a mode the notebook does not list, and what does Part A promise for "
+        "one? (Part A)")
 def errors(names, rng):
     values = jnp.array([1.0, 2.0, 3.0])
     for bad in ("typo", "Max", "min", None, 3):
@@ -58,7 +60,8 @@ def errors(names, rng):
 
 
 @public("traces", "`choose` traces once per (shape, mode) and never again for new values",
-        "Make `mode` static (`static_argnames=(\"mode\",)`) and jit once, outside any function you call.")
+        "`choose` traced again for new values, or could not take a string mode: which argument picks the "
+        "program, and how does `jax.jit` learn that? (Worked example: values, shapes and a static power)")
 def traces(names, rng):
     base = jnp.linspace(-3.0, 3.0, 7, dtype=jnp.float32)
     later = [base + 1.5, base * -2.0, jnp.asarray(rng.uniform(-5, 5, 7).astype(np.float32))]
@@ -91,8 +94,8 @@ def _normalise(x, mode, n_iter, eps, clip_at):
 
 
 @public("sorting", "`normalise_jitted` gives `normalise`'s values, and new `eps` and `clip_at` do not trace again",
-        "Only `mode` and `n_iter` choose the program; `eps` and `clip_at` are numbers it uses (the `if` becomes "
-        "`jnp.where`).")
+        "New values of an argument traced again, or gave another result: which arguments decide the program's "
+        "structure, and which are only numbers it computes with? (Part C)")
 def sorting(names, rng):
     x = np.array([2.0, -1.0, 0.5, 3.0, -4.0, 1.0, 0.0], dtype=np.float32)
     cases = [(x, "l2", 1, 0.1, 0.3), (x, "max", 0, 0.5, 0.9), (-x, "max", 3, 0.05, 0.2), (x, "l2", 2, 0.1, 5.0)]
