@@ -1137,10 +1137,9 @@ def _padded_masking_claims():
         Claim(a, "Below, a loss in a parameter `t` has the right value and a `nan` gradient.", gradient),
         Claim(a, "A training step would follow that `nan` and ruin `t`.", step_follows_nan),
         Claim(a, "The gradient of `jnp.where(t > 0, t, jnp.sqrt(-t))` at `t = 2.0` is `nan`, although its value, `2.0`, never uses the square root.",
-              lambda run: (_eq(run.probe("where_cond")[0], 2.0), assert_nan(run.probe("where_cond")[1]),
-                           assert_nan(run.probe("where_cond")[4]))),
+              _where_gradient_is_nan),
         Claim(a, "The same function written with `jax.lax.cond(t > 0, lambda u: u, lambda u: jnp.sqrt(-u), t)` (the `branch_repair` notebook) has gradient `1.0` there: `cond` differentiates only the branch it ran.",
-              lambda run: _eq(run.probe("where_cond")[2:4] + [run.probe("where_cond")[5]], [2.0, 1.0, 1.0])),
+              _cond_gradient_is_one),
         Claim(a, "A `cond` takes one scalar predicate, though, one choice for the whole computation, not one per row.",
               lambda run: _eq(run.probe("where_cond")[6], "TypeError")),
         Claim(a, "The masked score should equal the unpadded objective, `1 + 4 + 9 + 16 + 25 = 55`. The same padded batch summed without the mask comes out at 58", scores),
@@ -1470,10 +1469,9 @@ def _branch_repair_claims():
         Claim(a, "under `jax.vmap` with a batched predicate it turns into a select and runs both", vmapped),
         Claim(a, "no `cond` equation, a `div` that runs for every element, and `select_n` equations.", vmapped),
         Claim(a, "the gradient of `jnp.where(t > 0, t, jnp.sqrt(-t))` at `t = 2.0` is `nan`, from the square root of `-2.0` that the value never uses.",
-              lambda run: (_eq(run.probe("where_cond")[0], 2.0), assert_nan(run.probe("where_cond")[1]),
-                           assert_nan(run.probe("where_cond")[4]))),
+              _where_gradient_is_nan),
         Claim(a, "`jax.lax.cond(t > 0, lambda u: u, lambda u: jnp.sqrt(-u), t)` differentiates only the branch it ran: its gradient there is `1.0`.",
-              lambda run: _eq(run.probe("where_cond")[2:4] + [run.probe("where_cond")[5]], [2.0, 1.0, 1.0])),
+              _cond_gradient_is_one),
         Claim(a, "a gain of `0.5` should give `28.0` and a gain of `2.0` should give `140.0`",
               lambda run: _eq(run.output("print(broken_branch(x8, 0.5), broken_branch(x8, 2.0))").split(), ["28.0", "140.0"])),
         Claim(a, "Under `jax.jit` it stops with `TracerBoolConversionError`",
@@ -1563,6 +1561,22 @@ def _static_max_mode_claims():
         Claim(a, "The graders stage your function with `jax.make_jaxpr`, `x` traced and the other arguments passed as they are (`static_argnums=(1, 2, 3, 4)`); a function that reads `x` back raises there instead of showing one program.",
               lambda run: _eq(run.probe("host_decision_staged"), ["raised", "staged"])),
     ]
+
+
+def _where_gradient_is_nan(run):
+    """The `where_cond` probe: `jnp.where(t > 0, t, jnp.sqrt(-t))` at 2 has the value 2 and a `nan`
+    gradient, eagerly and jitted (the square root of -2 the value never uses)."""
+    found = run.probe("where_cond")
+    _eq(found[0], 2.0)
+    assert_nan(found[1])
+    assert_nan(found[4])
+
+
+def _cond_gradient_is_one(run):
+    """The `where_cond` probe: the same function with `lax.cond` has the value 2 and gradient 1, eagerly and
+    jitted: `cond` differentiates only the branch it ran."""
+    found = run.probe("where_cond")
+    _eq(found[2:4] + [found[5]], [2.0, 1.0, 1.0])
 
 
 def assert_startswith(text, start):
