@@ -214,13 +214,14 @@ def precision():
     import jax
 
     device = jax.devices()[0]
-    key = (device.platform, device.id)
-    if key not in _MEASURED:
+    found = _MEASURED.get((device.platform, device.id))
+    if found is None:
         try:
-            _MEASURED[key] = measure_precision(device)
+            found = measure_precision(device)
         except Exception as error:  # noqa: BLE001 - a backend that cannot run the probe keeps a CPU's tolerances
-            _MEASURED[key] = Precision(0.0, 0.0, f"not measured: {type(error).__name__}")
-    return _MEASURED[key]
+            found = Precision(0.0, 0.0, f"no measurement: {type(error).__name__}")
+        _MEASURED[(device.platform, device.id)] = found
+    return found
 
 
 def close(got, expected, rtol=1e-5, atol=1e-6, products=False):
