@@ -8,12 +8,15 @@ kernels started by nbgrader inherit the environment variable).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -71,6 +74,25 @@ def plain_python() -> str | None:
         if probe.returncode == 0 and probe.stdout.strip() == version:
             return candidate
     return None
+
+
+@contextlib.contextmanager
+def side_by_side(request, bodies: dict[str, Callable[[], object]], at_once: int = 2) -> Iterator[dict[str, Future]]:
+    """Run the body of each test of ``bodies`` (keyed by the test's name, ``test_x[param]`` for a
+    parametrized one), ``at_once`` at a time in threads of their own, as two instructors on one machine
+    run their commands: for tests that mostly wait on one nbgrader command and one kernel at a time
+    (about one core of two), so two together take little more than the longer one. Only the tests this
+    session runs are started; each test waits for its own future (a skip or a failure in one is that
+    test's alone). A body runs nbgrader and the jail as commands of their own: nothing of this process's
+    state (its working folder, environment or signal handlers) is a body's to change."""
+    strays = [name for name in bodies if not callable(getattr(request.module, name.split("[")[0], None))]
+    assert not strays, f"no test of {request.module.__name__} is named {strays}"
+    chosen = {item.name for item in request.session.items if item.module is request.module}
+    pool = ThreadPoolExecutor(at_once)
+    try:
+        yield {name: pool.submit(body) for name, body in bodies.items() if name in chosen}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 #: The assignment the README's first command is shown on, in tests/test_demo.py and tests/test_cycle.py.

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import REPO
+from conftest import REPO, side_by_side
 from test_student_text import _Elements
 
 from autograder.confinement.boundary import RECORD, SubmissionBoundary, copy_submission
@@ -316,9 +316,36 @@ def run(argv, cwd, user=None, env=None, timeout=BUDGET):
 _ALL_WAYS = os.environ.get("BOUNDARY_WAYS") == "all"
 
 
+_AS_ROOT = ["nbgrader", "parallel"] if _ALL_WAYS else ["nbgrader"]
+_AS_A_PLAIN_USER = ["nbgrader", "parallel"] if _ALL_WAYS else ["parallel"]
+
+
+@pytest.fixture(scope="module")
+def attacks(request, tmp_path_factory):
+    """Every way's batch side by side (tests/conftest.py side_by_side): nbgrader as root mostly waits
+    on one kernel, beside the plain user's two."""
+    bodies = {f"test_the_attacks_through_real_nbgrader_as_root[{how}]":
+              (lambda how=how: _attacks_as_root(tmp_path_factory.mktemp(f"boundary-root-{how}"), how))
+              for how in _AS_ROOT}
+    bodies.update({f"test_the_attacks_through_real_nbgrader_as_a_plain_user[{how}]":
+                   (lambda how=how: _attacks_as_a_plain_user(how)) for how in _AS_A_PLAIN_USER})
+    with side_by_side(request, bodies) as runs:
+        yield runs
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["nbgrader", "parallel"] if _ALL_WAYS else ["nbgrader"])
-def test_the_attacks_through_real_nbgrader_as_root(tmp_path, how):
+@pytest.mark.parametrize("how", _AS_ROOT)
+def test_the_attacks_through_real_nbgrader_as_root(request, attacks, how):
+    attacks[request.node.name].result()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", _AS_A_PLAIN_USER)
+def test_the_attacks_through_real_nbgrader_as_a_plain_user(request, attacks, how):
+    attacks[request.node.name].result()
+
+
+def _attacks_as_root(tmp_path: Path, how: str) -> None:
     from autograder.tools import scratch
 
     course = scratch.prepare_course(tmp_path / "course")
@@ -349,9 +376,7 @@ def test_the_attacks_through_real_nbgrader_as_root(tmp_path, how):
         "copied-cell", "copycat", "mallory", "stamp", "victim"], rows
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("how", ["nbgrader", "parallel"] if _ALL_WAYS else ["parallel"])
-def test_the_attacks_through_real_nbgrader_as_a_plain_user(how):
+def _attacks_as_a_plain_user(how: str) -> None:
     from test_rootless import plain_environment
 
     user, base, bin_ = plain_environment()

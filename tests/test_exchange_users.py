@@ -117,8 +117,27 @@ def students():
     return [user(name) for name in STUDENTS]
 
 
-@pytest.mark.parametrize("instructor", ["root", "plain user"])
-def test_no_student_reaches_another_in_the_exchange(instructor, students):
+INSTRUCTORS = ("root", "plain user")
+
+
+@pytest.fixture(scope="module")
+def exchanges(request, students):
+    """Each instructor's exchange side by side (tests/conftest.py side_by_side): every folder, home
+    and exchange is the run's own."""
+    from conftest import side_by_side
+
+    with side_by_side(request, {f"test_no_student_reaches_another_in_the_exchange[{instructor}]":
+                                (lambda instructor=instructor: _no_student_reaches_another(instructor, students))
+                                for instructor in INSTRUCTORS}) as runs:
+        yield runs
+
+
+@pytest.mark.parametrize("instructor", INSTRUCTORS)
+def test_no_student_reaches_another_in_the_exchange(request, exchanges, instructor):
+    exchanges[request.node.name].result()
+
+
+def _no_student_reaches_another(instructor, students):
     if instructor == "root":
         teacher, nbgrader_bin = None, Path(sys.executable).parent
     else:

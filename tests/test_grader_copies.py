@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, side_by_side
 
 from autograder.confinement import kernel_manager
 from autograder.confinement.preprocessors import REMOVED, grader_lines
@@ -138,50 +138,92 @@ def _assert_sealed_off(result: dict) -> None:
     assert _shows_grader_source(result["feedback"], result["own lines"]) == []
 
 
-@pytest.fixture
-def outside_tmp():
+def _outside_tmp(folders: list[Path]) -> Path:
     """A folder outside /tmp (the jail gives each kernel a private /tmp of its own, which would hide
-    a layout there whatever else the jail does); removed afterwards."""
+    a layout there whatever else the jail does), noted in ``folders`` for removal."""
     base = "/srv" if os.access("/srv", os.W_OK) else "/var/lib"
     folder = Path(tempfile.mkdtemp(prefix="autograder-layout-", dir=base))
     folder.chmod(0o755)  # as an instructor's folders are: mkdtemp's 0700 alone would keep every kernel out
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    folders.append(folder)
+    return folder
 
 
-def test_course_root_is_the_repository_installed_editable(outside_tmp):
-    repo = _copy_of_repository(outside_tmp / "course")
-    python = _environment(outside_tmp / "venv", repo, editable=True)
-    _assert_sealed_off(_grade_probe(python, repo, [repo, outside_tmp / "venv"]))
+def _installed_editable(where: Path) -> None:
+    repo = _copy_of_repository(where / "course")
+    python = _environment(where / "venv", repo, editable=True)
+    _assert_sealed_off(_grade_probe(python, repo, [repo, where / "venv"]))
+
+
+def _installed_not_editable(where: Path, kernels: str) -> None:
+    repo = _copy_of_repository(where / "course")
+    python = _environment(where / "venv", repo, editable=False)
+    _assert_sealed_off(_grade_probe(python, repo, [repo, where / "venv"], fresh_kernels=kernels == "fresh"))
+
+
+def _another_checkout_installed_editable(where: Path) -> None:
+    repo = _copy_of_repository(where / "course")
+    checkout = _copy_of_repository(where / "checkout")
+    python = _environment(where / "venv", checkout, editable=True)
+    _assert_sealed_off(_grade_probe(python, repo, [repo, checkout, where / "venv"]))
+
+
+def _course_elsewhere(where: Path) -> None:
+    checkout = _copy_of_repository(where / "checkout")
+    python = _environment(where / "venv", checkout, editable=True)
+    course = scratch.prepare_course(where / "course", repo_root=checkout)
+    _assert_sealed_off(_grade_probe(python, course.root, [course.root, checkout, where / "venv"]))
+
+
+def _everything_under_tmp(where: Path) -> None:
+    checkout = _copy_of_repository(where / "checkout")
+    python = _environment(where / "venv", checkout, editable=False)
+    course = scratch.prepare_course(where / "course", repo_root=checkout)
+    _assert_sealed_off(_grade_probe(python, course.root, [course.root, checkout, where / "venv", REPO]))
+
+
+@pytest.fixture(scope="module")
+def layouts(request, tmp_path_factory):
+    """Every layout graded, two side by side (tests/conftest.py side_by_side): each is three nbgrader
+    commands on one notebook, mostly one core."""
+    folders: list[Path] = []
+    bodies = {
+        "test_course_root_is_the_repository_installed_editable": lambda: _installed_editable(_outside_tmp(folders)),
+        **{f"test_course_root_is_the_repository_installed_not_editable[{kernels}]":
+           (lambda kernels=kernels: _installed_not_editable(_outside_tmp(folders), kernels))
+           for kernels in ("forked", "fresh")},
+        "test_course_root_is_a_repository_with_another_checkout_installed_editable":
+            lambda: _another_checkout_installed_editable(_outside_tmp(folders)),
+        "test_course_elsewhere": lambda: _course_elsewhere(_outside_tmp(folders)),
+        "test_everything_under_tmp": lambda: _everything_under_tmp(tmp_path_factory.mktemp("under-tmp")),
+    }
+    try:
+        with side_by_side(request, bodies) as runs:
+            yield runs
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_course_root_is_the_repository_installed_editable(layouts):
+    layouts["test_course_root_is_the_repository_installed_editable"].result()
 
 
 @pytest.mark.parametrize("kernels", ["forked", "fresh"])
-def test_course_root_is_the_repository_installed_not_editable(outside_tmp, kernels):
+def test_course_root_is_the_repository_installed_not_editable(request, layouts, kernels):
     """The layout that leaked: nbgrader imported the course folder's copy, the kernel site-packages'."""
-    repo = _copy_of_repository(outside_tmp / "course")
-    python = _environment(outside_tmp / "venv", repo, editable=False)
-    _assert_sealed_off(_grade_probe(python, repo, [repo, outside_tmp / "venv"], fresh_kernels=kernels == "fresh"))
+    layouts[request.node.name].result()
 
 
-def test_course_root_is_a_repository_with_another_checkout_installed_editable(outside_tmp):
-    repo = _copy_of_repository(outside_tmp / "course")
-    checkout = _copy_of_repository(outside_tmp / "checkout")
-    python = _environment(outside_tmp / "venv", checkout, editable=True)
-    _assert_sealed_off(_grade_probe(python, repo, [repo, checkout, outside_tmp / "venv"]))
+def test_course_root_is_a_repository_with_another_checkout_installed_editable(layouts):
+    layouts["test_course_root_is_a_repository_with_another_checkout_installed_editable"].result()
 
 
-def test_course_elsewhere(outside_tmp):
-    checkout = _copy_of_repository(outside_tmp / "checkout")
-    python = _environment(outside_tmp / "venv", checkout, editable=True)
-    course = scratch.prepare_course(outside_tmp / "course", repo_root=checkout)
-    _assert_sealed_off(_grade_probe(python, course.root, [course.root, checkout, outside_tmp / "venv"]))
+def test_course_elsewhere(layouts):
+    layouts["test_course_elsewhere"].result()
 
 
-def test_everything_under_tmp(tmp_path):
-    checkout = _copy_of_repository(tmp_path / "checkout")
-    python = _environment(tmp_path / "venv", checkout, editable=False)
-    course = scratch.prepare_course(tmp_path / "course", repo_root=checkout)
-    _assert_sealed_off(_grade_probe(python, course.root, [course.root, checkout, tmp_path / "venv", REPO]))
+def test_everything_under_tmp(layouts):
+    layouts["test_everything_under_tmp"].result()
 
 
 def test_every_copy_but_the_kernels_is_hidden_with_its_repository(tmp_path, monkeypatch):

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 import test_rootless as rootless
+from conftest import side_by_side
 
 from autograder.tools.repository import tool_env
 
@@ -189,7 +190,26 @@ def make_secret(where: Path, owner: pwd.struct_passwd | None = None) -> Path:
     return secret
 
 
-def test_root_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal(tmp_path):
+@pytest.fixture(scope="module")
+def jails(request, tmp_path_factory):
+    """Both jails' runs side by side (tests/conftest.py side_by_side)."""
+    with side_by_side(request, {
+        "test_root_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal":
+            lambda: _root_jail(tmp_path_factory.mktemp("root-jail")),
+        "test_rootless_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal": _rootless_jail,
+    }) as runs:
+        yield runs
+
+
+def test_root_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal(jails):
+    jails["test_root_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal"].result()
+
+
+def test_rootless_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal(jails):
+    jails["test_rootless_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal"].result()
+
+
+def _root_jail(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("the root jail needs root")
     course = rootless.make_course(tmp_path, {})
@@ -214,7 +234,7 @@ def test_root_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal(tmp_pa
         check(course, code, screen, secret, how)
 
 
-def test_rootless_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal():
+def _rootless_jail() -> None:
     user, base, bin_ = rootless.plain_environment()
     where = base / "descriptors"
     shutil.rmtree(where, ignore_errors=True)

@@ -20,7 +20,6 @@ how to proceed; with ``allow_unconfined`` it grades and says so as it starts and
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -28,6 +27,7 @@ import pwd
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -86,16 +86,22 @@ def working_tree_files() -> list[str]:
     return [name for name in listed if name and (REPO / name).is_file()]
 
 
-@pytest.fixture(scope="module")
-def plain():
-    return plain_environment()
+_PLAIN_LOCK = threading.Lock()
+_PLAIN: dict = {}
 
 
-@functools.lru_cache(maxsize=1)
 def plain_environment():
     """(the user, their folder for these tests, the venv's bin folder): the working tree copied into
     the user's home and installed, editable, in a venv of Debian's Python (kept between runs while
-    ``pyproject.toml`` is unchanged: installing takes a minute)."""
+    ``pyproject.toml`` is unchanged: installing takes a minute). Made once a session, under a lock:
+    tests that run side by side (tests/conftest.py side_by_side) share it."""
+    with _PLAIN_LOCK:
+        if "made" not in _PLAIN:
+            _PLAIN["made"] = _make_plain_environment()
+        return _PLAIN["made"]
+
+
+def _make_plain_environment():
     user = plain_user()
     system_python = plain_python()
     if system_python is None:
@@ -263,8 +269,31 @@ for folder in ("/proc/self/cwd/../../..", os.environ.get("COURSE_UNDER_TEST", ""
 # ---------------------------------------------------------------- the tests
 
 
-def test_a_plain_user_grades_confined(plain):
-    user, base, bin_ = plain
+@pytest.fixture(scope="module")
+def runs(request, tmp_path_factory):
+    """The plain user's grading beside the root's without a jail (tests/conftest.py side_by_side)."""
+    from conftest import side_by_side
+
+    with side_by_side(request, {
+        "test_a_plain_user_grades_confined": _a_plain_user_grades_confined,
+        "test_grading_stops_without_a_jail_unless_unconfined_is_asked_for":
+            lambda: _grading_stops_without_a_jail(tmp_path_factory.mktemp("no-jail")),
+    }) as started:
+        yield started
+
+
+def test_a_plain_user_grades_confined(runs):
+    runs["test_a_plain_user_grades_confined"].result()
+
+
+def test_grading_stops_without_a_jail_unless_unconfined_is_asked_for(runs):
+    """With no jail to be had, nothing is graded and the command says why and what to do; with
+    ``allow_unconfined`` it grades, saying so as it starts and as it ends."""
+    runs["test_grading_stops_without_a_jail_unless_unconfined_is_asked_for"].result()
+
+
+def _a_plain_user_grades_confined():
+    user, base, bin_ = plain_environment()
     env = {"PATH": f"{bin_}:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV": str(bin_.parent)}
     kernelspec = as_user(user, [str(bin_ / "python"), "-m", "ipykernel", "install", "--user"], base, env)
     assert kernelspec.returncode == 0, kernelspec.stderr
@@ -305,9 +334,7 @@ def test_a_plain_user_grades_confined(plain):
     check_nothing_changed(course, config_digest, alice_autograded)
 
 
-def test_grading_stops_without_a_jail_unless_unconfined_is_asked_for(tmp_path):
-    """With no jail to be had, nothing is graded and the command says why and what to do; with
-    ``allow_unconfined`` it grades, saying so as it starts and as it ends."""
+def _grading_stops_without_a_jail(tmp_path: Path) -> None:
     course = make_course(tmp_path, {"alice": sample("correct")})
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "AUTOGRADER_JAILS": "none"}
     done = as_user(None, ["nbgrader", "generate_assignment", A, "--force"], course, env)
