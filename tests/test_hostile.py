@@ -195,7 +195,12 @@ def _grade(course: scratch.ScratchCourse, mode: str, plain) -> tuple[float, str]
         as_user(plain[0], [str(plain[2] / "python"), "-m", "nbgrader", "generate_feedback", "*"], course.root)
     else:
         scratch.nbgrader(course, ["generate_feedback", "*"], course.root, check=False)
+    _PHASES[mode, "feedback"] = time.monotonic() - start - seconds
     return seconds, log
+
+
+#: (mode, phase) -> seconds of the batch's set-up, said on the terminal (the suite's time, issue 55).
+_PHASES: dict[tuple[str, str], float] = {}
 
 
 @dataclass
@@ -245,16 +250,18 @@ _BESIDE = ("serial", "plain")
 
 
 @pytest.fixture(scope="module")
-def batches(tmp_path_factory) -> dict[str, Batch]:
+def batches(request, tmp_path_factory) -> dict[str, Batch]:
     """Every mode's batch. The courses are prepared side by side, and so do the grading commands of
     the serial and plain modes run (each mode's commands, nbgrader's or the parallel command, in a
     course of its own, as two instructors on one machine would run them): the serial batch's commands
     mostly wait on their one kernel at a time, and its stalling entries wait on their budgets, so the
     two together take little longer than the longer one. Each batch's seconds are its own commands'."""
     os.environ.update(SECRETS)  # the instructor's, in every nbgrader and parallel command (hostile/environment.py)
+    began = time.monotonic()
     with ThreadPoolExecutor(len(MODES)) as pool:  # each mostly one nbgrader command at a time
         preparing = {mode: pool.submit(_prepare, mode, tmp_path_factory) for mode in MODES}
         prepared = {mode: future.result() for mode, future in preparing.items()}
+    _PHASES["all", "prepare"] = time.monotonic() - began
     beside = [mode for mode in MODES if mode in _BESIDE]
     with ThreadPoolExecutor(max(1, len(beside))) as pool:
         futures = {mode: pool.submit(_grade, prepared[mode].course, mode, prepared[mode].plain) for mode in beside}
@@ -267,7 +274,11 @@ def batches(tmp_path_factory) -> dict[str, Batch]:
         course, hand_ins = prepared[mode].course, prepared[mode].hand_ins
         seconds, log = graded[mode]
         count = sum(len(notebooks) for _, notebooks, _, _ in hand_ins)
-        print(f"\nhostile batch ({mode}): grading {count} submissions took {seconds:.0f} s")
+        said = (f"hostile batch ({mode}): preparing the courses {_PHASES['all', 'prepare']:.0f} s, grading {count} "
+                f"submissions {seconds:.0f} s, their feedback {_PHASES[mode, 'feedback']:.0f} s")
+        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(said)
         handed_in = {  # what the boundary lets through: a linked name is refused, whatever it points to
             (student, a): {name: data for name, data in
                            {f"{a}.ipynb": path.read_bytes(), **{k: v.encode() for k, v in files.items()}}.items()
