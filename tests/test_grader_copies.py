@@ -204,8 +204,8 @@ def layouts(request, tmp_path_factory):
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_course_root_is_the_repository_installed_editable(layouts):
-    layouts["test_course_root_is_the_repository_installed_editable"].result()
+def test_course_root_is_the_repository_installed_editable(request, layouts):
+    layouts[request.node.name].result()
 
 
 @pytest.mark.parametrize("kernels", ["forked", "fresh"])
@@ -214,16 +214,16 @@ def test_course_root_is_the_repository_installed_not_editable(request, layouts, 
     layouts[request.node.name].result()
 
 
-def test_course_root_is_a_repository_with_another_checkout_installed_editable(layouts):
-    layouts["test_course_root_is_a_repository_with_another_checkout_installed_editable"].result()
+def test_course_root_is_a_repository_with_another_checkout_installed_editable(request, layouts):
+    layouts[request.node.name].result()
 
 
-def test_course_elsewhere(layouts):
-    layouts["test_course_elsewhere"].result()
+def test_course_elsewhere(request, layouts):
+    layouts[request.node.name].result()
 
 
-def test_everything_under_tmp(layouts):
-    layouts["test_everything_under_tmp"].result()
+def test_everything_under_tmp(request, layouts):
+    layouts[request.node.name].result()
 
 
 def test_every_copy_but_the_kernels_is_hidden_with_its_repository(tmp_path, monkeypatch):

@@ -201,12 +201,12 @@ def jails(request, tmp_path_factory):
         yield runs
 
 
-def test_root_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal(jails):
-    jails["test_root_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal"].result()
+def test_root_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal(request, jails):
+    jails[request.node.name].result()
 
 
-def test_rootless_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal(jails):
-    jails["test_rootless_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal"].result()
+def test_rootless_jail_kernels_forked_and_afresh_hold_nothing_of_the_terminal(request, jails):
+    jails[request.node.name].result()
 
 
 def _root_jail(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ how to proceed; with ``allow_unconfined`` it grades and says so as it starts and
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -87,7 +88,6 @@ def working_tree_files() -> list[str]:
 
 
 _PLAIN_LOCK = threading.Lock()
-_PLAIN: dict = {}
 
 
 def plain_environment():
@@ -96,11 +96,10 @@ def plain_environment():
     ``pyproject.toml`` is unchanged: installing takes a minute). Made once a session, under a lock:
     tests that run side by side (tests/conftest.py side_by_side) share it."""
     with _PLAIN_LOCK:
-        if "made" not in _PLAIN:
-            _PLAIN["made"] = _make_plain_environment()
-        return _PLAIN["made"]
+        return _make_plain_environment()
 
 
+@functools.lru_cache(maxsize=1)
 def _make_plain_environment():
     user = plain_user()
     system_python = plain_python()
@@ -282,14 +281,14 @@ def runs(request, tmp_path_factory):
         yield started
 
 
-def test_a_plain_user_grades_confined(runs):
-    runs["test_a_plain_user_grades_confined"].result()
+def test_a_plain_user_grades_confined(request, runs):
+    runs[request.node.name].result()
 
 
-def test_grading_stops_without_a_jail_unless_unconfined_is_asked_for(runs):
+def test_grading_stops_without_a_jail_unless_unconfined_is_asked_for(request, runs):
     """With no jail to be had, nothing is graded and the command says why and what to do; with
     ``allow_unconfined`` it grades, saying so as it starts and as it ends."""
-    runs["test_grading_stops_without_a_jail_unless_unconfined_is_asked_for"].result()
+    runs[request.node.name].result()
 
 
 def _a_plain_user_grades_confined():
