@@ -277,8 +277,10 @@ def batches(request, tmp_path_factory) -> dict[str, Batch]:
         said = (f"hostile batch ({mode}): preparing the courses {_PHASES['all', 'prepare']:.0f} s, grading {count} "
                 f"submissions {seconds:.0f} s, their feedback {_PHASES[mode, 'feedback']:.0f} s")
         reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(said)
+        capture = request.config.pluginmanager.get_plugin("capturemanager")
+        if reporter is not None and capture is not None:
+            with capture.global_and_fixture_disabled():  # else captured with the set-up, and dropped
+                reporter.write_line(said)
         handed_in = {  # what the boundary lets through: a linked name is refused, whatever it points to
             (student, a): {name: data for name, data in
                            {f"{a}.ipynb": path.read_bytes(), **{k: v.encode() for k, v in files.items()}}.items()
