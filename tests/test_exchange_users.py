@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, side_by_side
 
 A = "static_max_mode"
 COURSE_ID = "jax-tracing"
@@ -124,8 +124,6 @@ INSTRUCTORS = ("root", "plain user")
 def exchanges(request, students):
     """Each instructor's exchange side by side (tests/conftest.py side_by_side): every folder, home
     and exchange is the run's own."""
-    from conftest import side_by_side
-
     with side_by_side(request, {f"test_no_student_reaches_another_in_the_exchange[{instructor}]":
                                 (lambda instructor=instructor: _no_student_reaches_another(instructor, students))
                                 for instructor in INSTRUCTORS}) as runs:

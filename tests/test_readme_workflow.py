@@ -44,12 +44,12 @@ import shutil
 import site
 import subprocess
 import sys
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, side_by_side
 
 A = "static_max_mode"  # the assignment the README's workflow names
 STUDENTS = {"alice": "correct", "bob": "partial", "carol": "empty"}
@@ -377,27 +377,28 @@ def run_twice(flow: Workflow) -> list[dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def workflows(tmp_path_factory) -> dict[str, Future]:
-    """Both variants side by side, as two instructors on one machine would run them: each is one
-    nbgrader command at a time, mostly on one core, so together they take little more than the longer
-    one. Each test waits for its own (a skip or a failure in one is that test's alone)."""
+def workflows(request, tmp_path_factory) -> dict[str, Future]:
+    """Both variants side by side (tests/conftest.py side_by_side), as two instructors on one machine
+    would run them: each is one nbgrader command at a time, mostly on one core."""
     for sample in STUDENTS.values():
         expected_points(REPO / "tests" / "samples" / A / f"{sample}.ipynb")
-    with ThreadPoolExecutor(2) as pool:
-        return {"root": pool.submit(_as_root, tmp_path_factory.mktemp("readme-root")),
-                "plain user": pool.submit(_as_a_plain_user)}
+    with side_by_side(request, {
+        "test_the_readme_instructor_workflow_as_root": lambda: _as_root(tmp_path_factory.mktemp("readme-root")),
+        "test_the_readme_instructor_workflow_as_a_plain_user": _as_a_plain_user,
+    }) as runs:
+        yield runs
 
 
 @pytest.mark.slow
-def test_the_readme_instructor_workflow_as_root(workflows):
-    workflows["root"].result()
+def test_the_readme_instructor_workflow_as_root(request, workflows):
+    workflows[request.node.name].result()
 
 
 @pytest.mark.slow
-def test_the_readme_instructor_workflow_as_a_plain_user(workflows):
+def test_the_readme_instructor_workflow_as_a_plain_user(request, workflows):
     """The same workflow as an instructor without root: the exchange named by the README's line,
     and the rootless jail grades."""
-    workflows["plain user"].result()
+    workflows[request.node.name].result()
 
 
 def _as_root(tmp_path: Path) -> None:

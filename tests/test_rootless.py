@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, plain_python
+from conftest import REPO, plain_python, side_by_side
 
 A = "static_max_mode"
 #: Neither name holds "autograder": a hostile notebook that names its course folder would then
@@ -271,8 +271,6 @@ for folder in ("/proc/self/cwd/../../..", os.environ.get("COURSE_UNDER_TEST", ""
 @pytest.fixture(scope="module")
 def runs(request, tmp_path_factory):
     """The plain user's grading beside the root's without a jail (tests/conftest.py side_by_side)."""
-    from conftest import side_by_side
-
     with side_by_side(request, {
         "test_a_plain_user_grades_confined": _a_plain_user_grades_confined,
         "test_grading_stops_without_a_jail_unless_unconfined_is_asked_for":
