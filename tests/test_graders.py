@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from autograder import assignments, from_python, group_points, properties_of, run_group
-from autograder.grading import compiler, judge
+from autograder.grading import compile_cache, compiler, judge
 from autograder.grading.feedback import render
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -43,13 +44,15 @@ def judged(assignment: str, group: str, namespace: dict, notebook_memo: dict | N
 @dataclass(frozen=True)
 class Verdict:
     """What grading one corpus file gave: the properties that failed, the points of each grade
-    cell, the feedback's text, what the file declares, and the XLA flags it was compiled with."""
+    cell, the feedback's text, what the file declares, the XLA flags it was compiled with and the
+    compile cache it read."""
 
     failed: frozenset
     earned: dict
     text: str
     declared: dict
     xla_flags: str
+    compile_cache: str | None
 
 
 def grade_file(path: str) -> Verdict:
@@ -60,15 +63,17 @@ def grade_file(path: str) -> Verdict:
     import jax
 
     jax.clear_caches()
-    submission = from_python(path)
     assignment = Path(path).parent.name
+    _read_the_references_programs(assignment)
+    submission = from_python(path)
     reports = [judged(assignment, group, submission.namespace, submission.notebook_memo)
                for group in group_points(assignment)]
     declared = {k: submission.namespace[k] for k in ("FAILS", "SCORE", "MESSAGE", "TEACHER", "REVIEW")
                 if k in submission.namespace}
     return Verdict(frozenset(r.prop.name for report in reports for r in report.results if not r.passed),
                    {f"test_{report.group}": report.earned for report in reports},
-                   "\n".join(render(report) for report in reports), declared, os.environ.get("XLA_FLAGS", ""))
+                   "\n".join(render(report) for report in reports), declared, os.environ.get("XLA_FLAGS", ""),
+                   jax.config.jax_compilation_cache_dir)
 
 
 #: The tests that read a file's verdict from the pool (the files graded beside the code are not).
@@ -77,29 +82,47 @@ _FROM_THE_POOL = {"test_the_corpus_is_graded_with_the_kernels_flags", "test_subm
 _SUBMITTED: dict[Path, Future] = {}
 
 
-def _as_kernels_compile() -> None:
-    """A worker's start: the grading kernels' XLA flags, set before its JAX makes a backend."""
+def _as_kernels_compile(cache_home: str) -> None:
+    """A worker's start: the grading kernels' XLA flags, set before its JAX makes a backend, and a
+    compile cache of the pool's own (in ``cache_home``), as a batch has the instructor's."""
     from jax._src import xla_bridge
 
     assert not xla_bridge.backends_are_initialized(), "XLA has read its flags already"
-    os.environ.update(compiler.kernel_environment(dict(os.environ)))
+    _NBGRADERS_ENVIRONMENT.update(os.environ, XDG_CACHE_HOME=cache_home)
+    os.environ.update(compiler.kernel_environment(_NBGRADERS_ENVIRONMENT))
+
+
+#: A worker's environment before the kernels' flags, as nbgrader's process has it.
+_NBGRADERS_ENVIRONMENT: dict[str, str] = {}
+
+
+def _read_the_references_programs(assignment: str) -> None:
+    """What a grading kernel of ``assignment`` reads: the programs its reference compiled. Written
+    here as every autograde command writes them (:func:`compile_cache.warm`, once per assignment:
+    the other worker waits on its lock), then read-only, with the cache's traces kept from the
+    notebook (:func:`compile_cache.read_only`), as in a kernel."""
+    where = compile_cache.warm(assignment, REPO, env=_NBGRADERS_ENVIRONMENT)
+    assert where is not None and compile_cache.read_only(str(where)), f"no compile cache for {assignment}"
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _pool(request):
+def _pool(request, tmp_path_factory):
     """Two worker processes (the machine's cores) grade every selected corpus file once, from the
     module's start, in order; every test that judges a file shares its verdict, and the files graded
     beside the code run in this process meanwhile. Fresh interpreters (spawn): this process has JAX's
     threads running, which a fork would copy half-way. XLA compiles there with the grading kernels'
-    flags (:func:`_as_kernels_compile`), while the files graded beside the code run here with XLA's
-    defaults: both must earn what each file declares, so the flags cannot change a grade unseen."""
+    flags (:func:`_as_kernels_compile`) and reads the reference's programs from a compile cache, as
+    a batch's kernels do (:func:`_read_the_references_programs`), while the files graded beside the
+    code run here with XLA's defaults and no cache: both must earn what each file declares, so
+    neither the flags nor the cache can change a grade unseen."""
     wanted = {item.callspec.params["path"] for item in request.session.items
               if item.module is request.module and item.originalname in _FROM_THE_POOL
               and "path" in getattr(getattr(item, "callspec", None), "params", {})}
     if any(item.module is request.module and item.originalname == "test_the_corpus_is_graded_with_the_kernels_flags"
            for item in request.session.items):
         wanted.add(CASES[0])
-    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=_as_kernels_compile)
+    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=_as_kernels_compile,
+                               initargs=(str(tmp_path_factory.mktemp("graders-cache")),))
     for case in CASES:
         if case in wanted:
             _SUBMITTED[case] = pool.submit(grade_file, str(case))
@@ -133,6 +156,7 @@ def test_the_properties_run_beside_the_code_give_the_same_verdicts(path):
 
 def test_the_corpus_is_graded_with_the_kernels_flags():
     assert _verdict(CASES[0]).xla_flags.split() == list(compiler.known_flags())
+    assert _verdict(CASES[0]).compile_cache.endswith("jax-tracing-course/compiled")
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")

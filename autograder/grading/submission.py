@@ -206,12 +206,27 @@ def from_namespace(namespace: dict) -> Submission:
     return Submission(namespace)
 
 
+#: Where a plain Python submission marks a notebook cell's start (``# %% cell 4 [demo]``, ``# %% Part E``).
+_CELL_MARK = re.compile(r"^# %%", re.MULTILINE)
+
+
 def from_python(path: str | Path) -> Submission:
-    """Load a submission written as a plain Python file (the project's own corpus)."""
+    """Load a submission written as a plain Python file (the project's own corpus). A file whose
+    cells are marked (``# %%``) runs cell by cell, as a kernel runs a notebook: a cell that
+    raises is reported on stdout and the next one still runs, as in autograde; an unmarked file is
+    one cell."""
     path = Path(path)
     namespace: dict = {"__name__": f"submission_{path.stem}"}
     text = path.read_text(encoding="utf-8")
-    exec(compile(text, str(path), "exec"), namespace)
+    starts = [0, *(m.start() for m in _CELL_MARK.finditer(text) if m.start())]
+    for start, end in zip(starts, [*starts[1:], len(text)]):
+        line = text.count("\n", 0, start)
+        try:  # the cell at its own lines, so a traceback names the file's line
+            exec(compile("\n" * line + text[start:end], str(path), "exec"), namespace)
+        except Exception as error:
+            if len(starts) == 1:
+                raise
+            print(f"{path.name}: the cell at line {line + 1} raised {type(error).__name__}: {_first_line(error)}")
     submission = Submission(namespace, label=f"`{path.name}`")
     drawn.note(submission.notebook_memo, [text])
     return submission

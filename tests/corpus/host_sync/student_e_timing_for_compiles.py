@@ -11,8 +11,12 @@ WHY = {
 }
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
-FAILS = {"diagnose_hears_waiting"}
-SCORE = 11
+FAILS = {"diagnose_hears_waiting", "diagnose_tells_traces_from_compiles"}
+SCORE = 10
+REVIEW = ("The teacher took one diagnosis point, reasoning that compiles take tens of milliseconds. Under grading, "
+          "the kernel reads the reference's programs from the compile cache, so a loop that only compiles runs in a "
+          "few milliseconds and the 5 ms threshold calls it 'waits': timing is not evidence of a compile, and both "
+          "points go.")
 
 
 # %% cell 1 [imports] (provided, read-only)
