@@ -1,4 +1,4 @@
-"""Priya Raman: WRONG. miss_cause finds the first line matching `* at (\w+), now ...`. An indexed path such as `t[0]` does not match `\w+`, so the regex skips it and reads a later argument (or, with none, answers 'new structure'): missing the indexed path form."""
+r"""Priya Raman: WRONG. miss_cause finds the first line matching `* at (\w+), now ...`. An indexed path such as `t[0]` does not match `\w+`, so the regex skips it and reads a later argument (or, with none, answers 'new structure'): missing the indexed path form."""
 
 # Teacher's split per graded cell:
 #   test_repairs (3): 1 point per function (scaled_norm, smooth, clipped_mean) whose results match the slow
