@@ -154,6 +154,20 @@ def test_the_properties_run_beside_the_code_give_the_same_verdicts(path):
                                     for group in group_points(path.parent.name)])
 
 
+def test_a_marked_cell_that_raises_is_reported_and_the_next_cell_runs(tmp_path, capsys):
+    """As autograde runs a notebook: a corpus file's cells (``# %%`` marks) run in turn, past an error."""
+    marked = tmp_path / "marked.py"
+    marked.write_text("# %% cell 1 [first]\nfirst = 1\n\n# %% cell 2 [breaks]\nbroken = 1 / 0\n\n"
+                      "# %% cell 3 [after]\nafter = first + 1\n")
+    namespace = from_python(marked).namespace
+    assert (namespace["after"], "broken" in namespace) == (2, False)
+    assert "marked.py: the cell at line 4 raised ZeroDivisionError" in capsys.readouterr().out
+    unmarked = tmp_path / "unmarked.py"
+    unmarked.write_text("value = 1\nbroken = 1 / 0\n")
+    with pytest.raises(ZeroDivisionError):
+        from_python(unmarked)
+
+
 def test_the_corpus_is_graded_with_the_kernels_flags():
     assert _verdict(CASES[0]).xla_flags.split() == list(compiler.known_flags())
     assert _verdict(CASES[0]).compile_cache.endswith("jax-tracing-course/compiled")

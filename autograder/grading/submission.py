@@ -213,8 +213,8 @@ _CELL_MARK = re.compile(r"^# %%", re.MULTILINE)
 def from_python(path: str | Path) -> Submission:
     """Load a submission written as a plain Python file (the project's own corpus). A file whose
     cells are marked (``# %%``) runs cell by cell, as a kernel runs a notebook: a cell that
-    raises is reported on stdout and the next one still runs, as in autograde; an unmarked file is
-    one cell."""
+    raises is reported on stdout and the next one still runs, as in autograde. An unmarked file runs
+    whole, and what it raises reaches the caller."""
     path = Path(path)
     namespace: dict = {"__name__": f"submission_{path.stem}"}
     text = path.read_text(encoding="utf-8")
