@@ -392,7 +392,7 @@ result = []
 for _blocks in ((("loop", 20, 1), ("loop", 5, 6)), (("fori", 1000, 3), ("loop", 3, 2)),
                 (("loop", 3, 2), ("helper", 8, 2)), (("fori", 500, 1), ("loop", 5, 1), ("loop", 2, 4)),
                 (("helperloop", 100, 8), ("loop", 2, 3), ("scan", 30, 2), ("helper", 3, 1)),
-                (("loop", 3, 2), ("softmax",))):
+                (("loop", 3, 2), ("softmax",)), (("foridef", 300, 4), ("loop", 2, 1))):
     _fn = _programs.listing(_blocks)
     _held = []
 

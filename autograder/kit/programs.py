@@ -162,6 +162,8 @@ def _count(value, most: int) -> bool:
 # - ``("loop", n, k)``: a Python ``for`` loop of ``n`` turns whose one body line does ``k``;
 # - ``("fori", n, k)``: ``lax.fori_loop(0, n, ...)`` on one line, its body a lambda doing ``k``;
 # - ``("scan", n, k)``: ``lax.scan`` of length ``n`` on one line, its body a lambda doing ``k``;
+# - ``("foridef", n, k)``: ``lax.fori_loop(0, n, body, x)`` on one line, its body a plain function,
+#   defined above the function, whose one line does ``k``;
 # - ``("helper", n, k)``: a call of a jitted helper, defined above the function, whose Python loop
 #   of ``n`` turns has one body line doing ``k``;
 # - ``("helperloop", n, k)``: a call of a jitted helper whose one line is a ``lax.fori_loop`` of ``n``
@@ -172,7 +174,7 @@ def _count(value, most: int) -> bool:
 _LISTING_OPS = ("jnp.sin({})", "{} * 2.0", "jnp.cos({})", "{} + 1.0", "jnp.tanh({})", "{} - 0.5")
 #: Bounds a listing keeps (it may come from over the wire).
 MAX_BLOCKS, MAX_TURNS, MAX_LOOP_TURNS, MAX_OPS_PER_LINE = 8, 10_000, 64, 8
-LISTING_KINDS = ("line", "loop", "fori", "scan", "helper", "helperloop", "softmax")
+LISTING_KINDS = ("line", "loop", "fori", "scan", "foridef", "helper", "helperloop", "softmax")
 LISTING_FILE = "<graders_function_27.py>"
 _HEADER_LINES = 5  # the imports and two blank lines
 
@@ -203,7 +205,7 @@ def checked_blocks(blocks) -> tuple:
         if kind == "softmax" and not rest:
             checked_list.append((kind,))
             continue
-        most = MAX_TURNS if kind in ("fori", "scan", "helperloop") else MAX_LOOP_TURNS
+        most = MAX_TURNS if kind in ("fori", "scan", "foridef", "helperloop") else MAX_LOOP_TURNS
         if (kind not in ("line", "softmax") and len(rest) == 2 and all(type(v) is int for v in rest)
                 and 1 <= rest[0] <= most and 1 <= rest[1] <= MAX_OPS_PER_LINE):
             checked_list.append((kind, rest[0], rest[1]))
@@ -228,11 +230,14 @@ def listing_source(blocks) -> tuple[str, dict[int, tuple]]:
             helpers.append(("@jax.jit", f"def helper_{index}(v):",
                             f"    return lax.fori_loop(0, {block[1]}, lambda i, w: {expression('w', block[2])}, v)",
                             "", ""))
+        elif kind == "foridef":
+            helpers.append((f"def body_{index}(i, v):", f"    return {expression('v', block[2])}", "", ""))
     lines = list(head)
     helper_body = {}
     for index, block in enumerate(blocks):
-        if block[0] in ("helper", "helperloop"):
-            chunk = next(h for h in helpers if h[1] == f"def helper_{index}(v):")
+        if block[0] in ("helper", "helperloop", "foridef"):
+            name = "body" if block[0] == "foridef" else "helper"
+            chunk = next(h for h in helpers if f"def {name}_{index}(" in "".join(h))
             lines.extend(chunk)
             helper_body[index] = len(lines) - (3 if block[0] == "helper" else 2)  # the body line, 1-based
     lines.append("def fn(x):")
@@ -255,6 +260,10 @@ def listing_source(blocks) -> tuple[str, dict[int, tuple]]:
             lines.append(f"    x = lax.scan(lambda c, _: ({expression('c', block[2])}, None), x, None, "
                          f"length={block[1]})[0]")
             roles[len(lines)] = (index, "body")
+        elif kind == "foridef":
+            lines.append(f"    x = lax.fori_loop(0, {block[1]}, body_{index}, x)")
+            roles[len(lines)] = (index, "call")
+            roles[helper_body[index]] = (index, "body")
         else:
             lines.append(f"    x = helper_{index}(x)")
             roles[len(lines)] = (index, "call")

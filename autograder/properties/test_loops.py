@@ -756,10 +756,11 @@ def _misreadings(blocks, closed, counts) -> list[tuple[int, str]]:
     picks.append((column[0] if column else None, "Counted per place within a line (`summarize` gives "
                   "`file:line:column`), that line wins; the question is about whole lines: add up the "
                   "equations of every column of a line."))
-    picks.append((_heaviest(holders), "That line calls a jitted helper: it is where the helper's equations "
-                  "were asked for, not where they were written. An equation inside the helper's jaxpr carries "
-                  "its own source line, inside the helper (`summarize` names it, and the dump counts it there "
-                  "too): give it to that line, not to the line of the equation holding the helper."))
+    picks.append((_heaviest(holders), "That line calls a jitted helper, or a loop whose body is written "
+                  "elsewhere: it is where those equations were asked for, not where they were written. An "
+                  "equation inside a sub-jaxpr carries its own source line, where its operation is written "
+                  "(`summarize` names it, and the dump counts it there too): give it to that line, not to the "
+                  "line of the equation holding the sub-jaxpr."))
     return picks
 
 
@@ -798,7 +799,7 @@ _HELPER_BLOCK = st.one_of(st.tuples(st.just("helper"), st.integers(1, 24), st.in
     group="attribution",
     points=1,
     title="`heaviest_line` finds the line that wrote the most equations: an unrolled loop's body, a long "
-    "line, or a staged loop's body counted once",
+    "line, or a staged loop's body counted once, on the line where it is written",
     hint="Give each equation of `jax.make_jaxpr(fn)(*args)` (inside sub-jaxprs too) to the line "
     "`jax.extend.source_info_util.summarize(eqn.source_info)` names, add up per line, and return the line with "
     "the most. A Python loop writes its body once per turn; a `fori_loop` or `scan` body is written once, "
@@ -811,9 +812,11 @@ def test_heaviest_line_counts_copies(submission):
     - a line with no loop: ``any(b[0] == "line" for b in fn.listing)``
     - a fori_loop: ``any(b[0] == "fori" for b in fn.listing)``
     - a scan: ``any(b[0] == "scan" for b in fn.listing)``
+    - a fori_loop whose body is a function of its own: ``any(b[0] == "foridef" for b in fn.listing)``
     - a jax.nn function: ``any(b[0] == "softmax" for b in fn.listing)``
     """
     for blocks in (
+        (("foridef", 300, 4), ("loop", 2, 1)),  # the body's own line, 4 equations; the fori_loop's line, 1
         (("loop", 20, 1), ("loop", 5, 6)),  # fewer turns, the longer body: 30 equations against 20
         (("fori", 500, 1), ("loop", 5, 1), ("loop", 2, 4)),  # 8 equations over several columns, 5 at one
         (("loop", 3, 2), ("line", 8)),  # one long line outweighs a short loop

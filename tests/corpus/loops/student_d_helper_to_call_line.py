@@ -7,9 +7,8 @@ WHY = {
 }
 
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
-FAILS = {"heaviest_line_inside_calls"}
-SCORE = 7
-REVIEW = "The cell's two properties are judged apart: the flat functions are answered right (1 point); only the jitted helper's lines, given to the call line, cost the other point."
+FAILS = {"heaviest_line_counts_copies", "heaviest_line_inside_calls"}
+SCORE = 6
 
 
 # %% cell 1 [imports] (provided, read-only)
