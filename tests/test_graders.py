@@ -15,9 +15,12 @@ verdict was kept.
 from __future__ import annotations
 
 import ast
+import atexit
 import multiprocessing
 import os
 import re
+import shutil
+import tempfile
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +65,8 @@ def grade_file(path: str) -> Verdict:
     notebook compiled."""
     import jax
 
+    if not _NBGRADERS_ENVIRONMENT:  # not set up as a worker: set up now, before JAX makes a backend
+        _as_kernels_compile()
     jax.clear_caches()
     assignment = Path(path).parent.name
     _read_the_references_programs(assignment)
@@ -82,12 +87,17 @@ _FROM_THE_POOL = {"test_the_corpus_is_graded_with_the_kernels_flags", "test_subm
 _SUBMITTED: dict[Path, Future] = {}
 
 
-def _as_kernels_compile(cache_home: str) -> None:
-    """A worker's start: the grading kernels' XLA flags, set before its JAX makes a backend, and a
-    compile cache of the pool's own (in ``cache_home``), as a batch has the instructor's."""
+def _as_kernels_compile(cache_home: str | None = None) -> None:
+    """A grading process's start (a worker of :func:`_pool`'s, or any process that calls
+    :func:`grade_file` first): the grading kernels' XLA flags, set before its JAX makes a backend, and
+    a compile cache of its own (in ``cache_home``, else a temporary folder gone when the process
+    ends), as a batch has the instructor's."""
     from jax._src import xla_bridge
 
     assert not xla_bridge.backends_are_initialized(), "XLA has read its flags already"
+    if cache_home is None:
+        cache_home = tempfile.mkdtemp(prefix="graders-cache-")
+        atexit.register(shutil.rmtree, cache_home, True)
     _NBGRADERS_ENVIRONMENT.update(os.environ, XDG_CACHE_HOME=cache_home)
     os.environ.update(compiler.kernel_environment(_NBGRADERS_ENVIRONMENT))
 
