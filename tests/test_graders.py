@@ -110,9 +110,16 @@ def _read_the_references_programs(assignment: str) -> None:
     """What a grading kernel of ``assignment`` reads: the programs its reference compiled. Written
     here as every autograde command writes them (:func:`compile_cache.warm`, once per assignment:
     the other worker waits on its lock), then read-only, with the cache's traces kept from the
-    notebook (:func:`compile_cache.read_only`), as in a kernel."""
+    notebook (:func:`compile_cache.read_only`), as in a kernel. Once per assignment and process."""
+    if assignment in _READING:
+        return
     where = compile_cache.warm(assignment, REPO, env=_NBGRADERS_ENVIRONMENT)
     assert where is not None and compile_cache.read_only(str(where)), f"no compile cache for {assignment}"
+    _READING.add(assignment)
+
+
+#: The assignments whose reference programs this process reads already.
+_READING: set[str] = set()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -123,8 +130,9 @@ def _pool(request, tmp_path_factory):
     threads running, which a fork would copy half-way. XLA compiles there with the grading kernels'
     flags (:func:`_as_kernels_compile`) and reads the reference's programs from a compile cache, as
     a batch's kernels do (:func:`_read_the_references_programs`), while the files graded beside the
-    code run here with XLA's defaults and no cache: both must earn what each file declares, so
-    neither the flags nor the cache can change a grade unseen."""
+    code run here with XLA's defaults and no cache: both must earn what each file declares, so the
+    flags cannot change a grade unseen. The cache can, for a file that times compiles
+    (``host_sync/student_e_timing_for_compiles.py``): the pool grades as a batch does."""
     wanted = {item.callspec.params["path"] for item in request.session.items
               if item.module is request.module and item.originalname in _FROM_THE_POOL
               and "path" in getattr(getattr(item, "callspec", None), "params", {})}
