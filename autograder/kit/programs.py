@@ -220,26 +220,24 @@ def listing_source(blocks) -> tuple[str, dict[int, tuple]]:
     are written), ``"call"`` (a helper's call) or ``"line"`` (a one-line block)."""
     blocks = checked_blocks(blocks)
     head = ["import jax", "import jax.numpy as jnp", "from jax import lax", "", ""]
-    helpers, roles = [], {}
+    helpers: dict[int, tuple[str, ...]] = {}  # block index -> the lines defined above the function
+    roles = {}
     for index, block in enumerate(blocks):
         kind = block[0]
         if kind == "helper":
-            helpers.append(("@jax.jit", f"def helper_{index}(v):", f"    for _ in range({block[1]}):",
-                            f"        v = {expression('v', block[2])}", "    return v", "", ""))
+            helpers[index] = ("@jax.jit", f"def helper_{index}(v):", f"    for _ in range({block[1]}):",
+                              f"        v = {expression('v', block[2])}", "    return v", "", "")
         elif kind == "helperloop":
-            helpers.append(("@jax.jit", f"def helper_{index}(v):",
-                            f"    return lax.fori_loop(0, {block[1]}, lambda i, w: {expression('w', block[2])}, v)",
-                            "", ""))
+            helpers[index] = ("@jax.jit", f"def helper_{index}(v):",
+                              f"    return lax.fori_loop(0, {block[1]}, lambda i, w: {expression('w', block[2])}, v)",
+                              "", "")
         elif kind == "foridef":
-            helpers.append((f"def body_{index}(i, v):", f"    return {expression('v', block[2])}", "", ""))
+            helpers[index] = (f"def body_{index}(i, v):", f"    return {expression('v', block[2])}", "", "")
     lines = list(head)
     helper_body = {}
-    for index, block in enumerate(blocks):
-        if block[0] in ("helper", "helperloop", "foridef"):
-            name = "body" if block[0] == "foridef" else "helper"
-            chunk = next(h for h in helpers if f"def {name}_{index}(" in "".join(h))
-            lines.extend(chunk)
-            helper_body[index] = len(lines) - (3 if block[0] == "helper" else 2)  # the body line, 1-based
+    for index, chunk in helpers.items():
+        lines.extend(chunk)
+        helper_body[index] = len(lines) - (3 if blocks[index][0] == "helper" else 2)  # the body line, 1-based
     lines.append("def fn(x):")
     for index, block in enumerate(blocks):
         kind = block[0]
