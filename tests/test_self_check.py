@@ -47,6 +47,7 @@ MISSED = {
     "ledger_extension": "student_c_dict_insertion_order.py",
     "loops": "count_seen_set.py",
     "padded_masking": "not_jitted.py",
+    "repair_clinic": "student_b_always_normalize.py",
     "static_max_mode": "mode_stripped.py",
 }
 CAUGHT = {
@@ -56,6 +57,7 @@ CAUGHT = {
     "ledger_extension": ("sixteen_int32.py", "sixteen"),
     "loops": ("count_top_level.py", "counting"),
     "padded_masking": ("zero_padding_no_mask.py", "objective"),
+    "repair_clinic": ("slow_as_given.py", "smooth"),
     "static_max_mode": ("unknown_mode_sums.py", "errors"),
 }
 

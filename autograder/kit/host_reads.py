@@ -18,12 +18,13 @@ the guard cannot see a host read. Two probes together do:
   tracer then, and converting a tracer to a concrete value raises. ``read`` gives back
   zeros of the right shape in that run.
 
-``block_until_ready`` is wrapped too: it brings no value to Python, but it makes the loop
-wait for the device, which is what a hidden per-step read costs.
+``block_until_ready`` is wrapped too, the method and the function ``jax.block_until_ready``
+(which waits for several arrays at once in C++, past the method): it brings no value to Python,
+but it makes the loop wait for the device, which is what a hidden per-step read costs.
 
 Limits: a conversion through JAX's private C++ methods (``x._arrays[0]...``) is seen by
-neither probe; ``jax.block_until_ready`` of several arrays at once blocks in C++ and is not
-seen; ``print`` of a tracer does not raise, so it is the first probe's to see.
+neither probe; nor is ``jax.block_until_ready`` taken before the block (``from jax import
+block_until_ready``); ``print`` of a tracer does not raise, so it is the first probe's to see.
 """
 
 from __future__ import annotations
@@ -54,7 +55,11 @@ _SPOKEN = {
     "__repr__": "`repr` (printing a container of arrays)", "__str__": "`str`/`print`",
     "__dlpack__": "`np.from_dlpack`", "__reduce__": "pickling",
     "block_until_ready": "`.block_until_ready()` (a wait for the device, even without a value)",
+    "jax.block_until_ready": "`jax.block_until_ready(...)` (a wait for the device, even without a value)",
 }
+
+#: The function of the ``jax`` module that waits for every array of a pytree.
+_WAIT_FUNCTION = "block_until_ready"
 
 
 def _array_class():
@@ -149,8 +154,17 @@ class HostReads:
             patch = property(self._wrap(method, fn)) if isinstance(original, property) else self._wrap(method, fn)
             self._originals[method] = original
             self._patches[method] = patch
+        self._wait_original = getattr(jax, _WAIT_FUNCTION)
+        code = getattr(self._wait_original, "__code__", None)
+        if code is None or not code.co_filename.startswith(_JAX_FOLDER):
+            raise PropertyFailure(
+                "Tampering: `jax.block_until_ready` is not JAX's own any more (the notebook replaced it), so waits "
+                "for the device cannot be counted."
+            )
+        self._wait_patch = self._wrap("jax.block_until_ready", self._wait_original)
         for method, patch in self._patches.items():
             setattr(cls, method, patch)
+        setattr(jax, _WAIT_FUNCTION, self._wait_patch)
         self._active = True
         observing.opened(self)
         return self
@@ -162,6 +176,9 @@ class HostReads:
         self._active = False
         cls = _array_class()
         replaced = [m for m, patch in self._patches.items() if cls.__dict__.get(m) is not patch]
+        if getattr(jax, _WAIT_FUNCTION) is not self._wait_patch:
+            replaced.append("jax.block_until_ready")
+        setattr(jax, _WAIT_FUNCTION, self._wait_original)
         for method, original in self._originals.items():
             setattr(cls, method, original)
         restored = all(cls.__dict__.get(m) is original for m, original in self._originals.items())
