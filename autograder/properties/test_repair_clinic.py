@@ -265,7 +265,9 @@ def test_smooth_values(submission):
         array = jax.device_put(x)
         text = render.call("smooth", (array, steps))
         got = _values_of(submission.call("smooth", array, steps), text, x.shape)
-        index = _all_close(got, expected, np.full(expected.shape, float(np.max(np.abs(x), initial=0.0))))
+        # products: a closed form (a matrix power, an FFT) is a repair too, and a TPU runs its matrix products
+        # in bfloat16 passes; the tolerance follows the backend (on a CPU it is the same either way)
+        index = _all_close(got, expected, np.full(expected.shape, float(np.max(np.abs(x), initial=0.0))), products=True)
         if index is not None:
             raise _mismatch("smooth", text, got, expected, index, f"{steps} smoothing step(s)")
 
