@@ -18,13 +18,14 @@ the guard cannot see a host read. Two probes together do:
   tracer then, and converting a tracer to a concrete value raises. ``read`` gives back
   zeros of the right shape in that run.
 
-``block_until_ready`` is wrapped too, the method and the function ``jax.block_until_ready``
-(which waits for several arrays at once in C++, past the method): it brings no value to Python,
-but it makes the loop wait for the device, which is what a hidden per-step read costs.
+Waits are counted too: the ``block_until_ready`` method, the C++ function through which
+``jax.block_until_ready`` waits for several arrays at once (looked up where JAX calls it, so an
+alias taken with ``from jax import block_until_ready`` is seen as well), and ``is_ready`` (a loop
+that polls it waits all the same). None brings a value to Python, but each makes the loop wait
+for the device, which is what a hidden per-step read costs.
 
 Limits: a conversion through JAX's private C++ methods (``x._arrays[0]...``) is seen by
-neither probe; nor is ``jax.block_until_ready`` taken before the block (``from jax import
-block_until_ready``); ``print`` of a tracer does not raise, so it is the first probe's to see.
+neither probe; ``print`` of a tracer does not raise, so it is the first probe's to see.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ CONVERSIONS = (
     "_value", "__float__", "__int__", "__bool__", "__index__", "__complex__", "__array__", "item", "tolist",
     "tobytes", "__format__", "__repr__", "__str__", "__dlpack__", "__reduce__",
     "block_until_ready",  # no value reaches Python, but the loop waits for the device all the same
+    "is_ready",  # polled in a loop, a wait by another name
 )
 
 #: In plain words, for feedback.
@@ -56,10 +58,18 @@ _SPOKEN = {
     "__dlpack__": "`np.from_dlpack`", "__reduce__": "pickling",
     "block_until_ready": "`.block_until_ready()` (a wait for the device, even without a value)",
     "jax.block_until_ready": "`jax.block_until_ready(...)` (a wait for the device, even without a value)",
+    "is_ready": "`.is_ready()` (polling the device until a result is done)",
 }
 
-#: The function of the ``jax`` module that waits for every array of a pytree.
-_WAIT_FUNCTION = "block_until_ready"
+#: The C++ function ``jax.block_until_ready`` waits through for several arrays at once, and the
+#: module JAX calls it from (looked up there at each call).
+_BATCHED_WAIT = "batched_block_until_ready"
+
+
+def _wait_module():
+    from jax._src.lib import xla_client
+
+    return xla_client
 
 
 def _array_class():
@@ -154,17 +164,20 @@ class HostReads:
             patch = property(self._wrap(method, fn)) if isinstance(original, property) else self._wrap(method, fn)
             self._originals[method] = original
             self._patches[method] = patch
-        self._wait_original = getattr(jax, _WAIT_FUNCTION)
-        code = getattr(self._wait_original, "__code__", None)
-        if code is None or not code.co_filename.startswith(_JAX_FOLDER):
+        module = _wait_module()
+        self._wait_original = getattr(module, _BATCHED_WAIT, None)
+        code = getattr(self._wait_original, "__code__", None)  # jaxlib's is C++, with no Python code
+        if code is not None and not code.co_filename.startswith(_JAX_FOLDER):
             raise PropertyFailure(
-                "Tampering: `jax.block_until_ready` is not JAX's own any more (the notebook replaced it), so waits "
-                "for the device cannot be counted."
+                "Tampering: JAX's wait for several arrays is not JAX's own any more (the notebook replaced it), so "
+                "waits for the device cannot be counted."
             )
-        self._wait_patch = self._wrap("jax.block_until_ready", self._wait_original)
+        self._wait_patch = None
+        if self._wait_original is not None:
+            self._wait_patch = self._wrap("jax.block_until_ready", self._wait_original)
+            setattr(module, _BATCHED_WAIT, self._wait_patch)
         for method, patch in self._patches.items():
             setattr(cls, method, patch)
-        setattr(jax, _WAIT_FUNCTION, self._wait_patch)
         self._active = True
         observing.opened(self)
         return self
@@ -176,9 +189,11 @@ class HostReads:
         self._active = False
         cls = _array_class()
         replaced = [m for m, patch in self._patches.items() if cls.__dict__.get(m) is not patch]
-        if getattr(jax, _WAIT_FUNCTION) is not self._wait_patch:
-            replaced.append("jax.block_until_ready")
-        setattr(jax, _WAIT_FUNCTION, self._wait_original)
+        if self._wait_patch is not None:
+            module = _wait_module()
+            if getattr(module, _BATCHED_WAIT, None) is not self._wait_patch:
+                replaced.append("jax.block_until_ready")
+            setattr(module, _BATCHED_WAIT, self._wait_original)
         for method, original in self._originals.items():
             setattr(cls, method, original)
         restored = all(cls.__dict__.get(m) is original for m, original in self._originals.items())

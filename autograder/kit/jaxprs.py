@@ -87,6 +87,15 @@ def staged_loops(jaxpr) -> list:
     return loops
 
 
+def fully_unrolled(loop_eqn) -> bool:
+    """A ``scan`` whose ``unroll`` parameter copies every step into the compiled program: one equation
+    in the jaxpr, but a program that grows with the step count once XLA has it."""
+    if loop_eqn.primitive.name != "scan":
+        return False
+    unroll, length = loop_eqn.params.get("unroll", 1), loop_eqn.params.get("length", 0)
+    return length > 1 and (unroll is True or (isinstance(unroll, int) and unroll >= length))
+
+
 def jaxpr_of(fn, *args, static_argnums=()):
     """``jax.make_jaxpr(fn, static_argnums)(*args)``: tracing only, nothing is compiled."""
     return jax.make_jaxpr(fn, static_argnums=static_argnums)(*args)

@@ -48,6 +48,18 @@ def _traced_function():
     return None
 
 
+def _layers(fn):
+    """``fn`` and every function under its partials and ``functools.wraps`` layers, outermost first."""
+    for _ in range(21):
+        yield fn
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        elif getattr(fn, "__wrapped__", None) is not None:
+            fn = fn.__wrapped__
+        else:
+            return
+
+
 def _unwrap(fn):
     """The function under partials and ``functools.wraps`` layers (vmap, custom wrappers)."""
     for _ in range(20):
@@ -68,9 +80,16 @@ def is_jax_internal(fn) -> bool:
     closure JAX made for one primitive. A student's ``jax.jit(jnp.sum)`` traces
     ``jnp.sum`` itself, which its module holds as it is: that trace is the student's.
     """
+    for layer in _layers(fn):  # any layer of Python code outside JAX is the student's, whatever it wraps
+        layer_code = getattr(layer, "__code__", None)
+        if layer_code is not None and not layer_code.co_filename.startswith(_JAX_FOLDER):
+            return False
     fn = _unwrap(fn)
     code = getattr(fn, "__code__", None)
     if code is None:  # a builtin or an object without Python code: not the student's source
+        call_code = getattr(getattr(type(fn), "__call__", None), "__code__", None)
+        if call_code is not None and not call_code.co_filename.startswith(_JAX_FOLDER):
+            return False  # a callable object of the student's class, whatever module it claims
         module = getattr(fn, "__module__", "") or ""
         return module == "jax" or module.startswith(("jax.", "jaxlib"))
     if not code.co_filename.startswith(_JAX_FOLDER):
@@ -230,7 +249,14 @@ class SignatureAudit:
         self.first_error: PropertyFailure | None = None
 
     def _measure(self, *args, **kwargs):
-        return traces_during(self.submission.call, self.name, *args, **kwargs)
+        """The call's result, the traces of the student's code it caused, and its compiles of the
+        student's programs (a jit called inside an eager transformation such as ``jax.checkpoint``
+        traces inside that transformation's own trace, which fires no trace event, and still compiles)."""
+        from autograder.kit.compiles import CompileLog
+
+        with TraceLog() as traces, CompileLog() as compiles:
+            result = self.submission.call(self.name, *args, **kwargs)
+        return result, traces.count, compiles.count
 
     def cold_start(self) -> "SignatureAudit":
         """Start from a cold cache, so that a program an earlier check compiled cannot hide a
@@ -245,10 +271,10 @@ class SignatureAudit:
         """Fail unless a call at ``signature`` traces the student's code (from a cold cache if need be)."""
         text = render.call(self.name, args, kwargs)
         try:
-            _, traces = self._measure(*args, **kwargs)
+            _, traces, _ = self._measure(*args, **kwargs)
             if not traces:
                 self._reset()
-                _, traces = self._measure(*args, **kwargs)
+                _, traces, _ = self._measure(*args, **kwargs)
         except CallRaised as failure:
             self.skip(failure)
             return  # judged below on calls that do not raise, or by finish()
@@ -269,7 +295,7 @@ class SignatureAudit:
         """Make one measured call; return its result, or None when the call raised."""
         text = render.call(self.name, args, kwargs)
         try:
-            result, traces = self._measure(*args, **kwargs)
+            result, traces, compiles = self._measure(*args, **kwargs)
         except CallRaised as failure:
             self.skip(failure)
             return None
@@ -279,8 +305,10 @@ class SignatureAudit:
             self.first_calls[signature] = text  # may trace, or reuse a program an earlier cell built
             self._at_most_one(signature, text, traces)
             return result
+        traces = traces or compiles  # at a signature met before, a compile is a program made again
         if traces:
-            _, again = self._measure(*args, **kwargs)  # once more, to tell "every call" from "this call"
+            _, again, again_compiled = self._measure(*args, **kwargs)  # to tell "every call" from "this call"
+            again = again or again_compiled
             cure = _EVERY_CALL if again else self.fix
             raise Retraced(
                 f"`{self.name}` traced again ({_plural(traces, 'new trace')}) at a signature it had already "

@@ -24,7 +24,8 @@ from autograder.kit import (
     prop, render, signature_of,
 )
 from autograder.kit.jaxprs import (
-    count_recursive, count_top_level, equations_by_line, line_of, primitive_counts, staged_loops, sub_jaxprs,
+    count_recursive, count_top_level, equations_by_line, fully_unrolled, line_of, primitive_counts, staged_loops,
+    sub_jaxprs,
 )
 
 # ---------------------------------------------------------------------------------------- rolled
@@ -159,14 +160,6 @@ def _rolled_jaxpr(submission, x, steps):
     return submission.call_staged("make_jaxpr", "rolled", x, steps, static_argnums=(1,))
 
 
-def _fully_unrolled(loop_eqn) -> bool:
-    """A scan whose `unroll` parameter unrolls every step when it is compiled."""
-    if loop_eqn.primitive.name != "scan":
-        return False
-    unroll, length = loop_eqn.params.get("unroll", 1), loop_eqn.params.get("length", 0)
-    return length > 1 and (unroll is True or (isinstance(unroll, int) and unroll >= length))
-
-
 @prop(
     group="rolled",
     points=1,
@@ -199,7 +192,7 @@ def test_rolled_jaxpr_does_not_grow(submission):
             "be a loop staged in the program, which is what `lax.fori_loop` and `lax.scan` make.",
             example=f"jax.make_jaxpr of {render.call('rolled', (x, MANY_STEPS))}",
         )
-    if any(_fully_unrolled(eqn) for eqn in loops):
+    if any(fully_unrolled(eqn) for eqn in loops):
         raise PropertyFailure(
             f"`rolled`'s scan asks XLA to unroll every one of its {MANY_STEPS} steps (`unroll`), so the "
             "compiled program still grows with the step count.",

@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from autograder.kit import (
-    CallRaised, HostReads, PropertyFailure, SignatureAudit, TraceLog, VALUES, clear_cache_of, close, first_failure,
+    CallRaised, CompileLog, HostReads, PropertyFailure, SignatureAudit, TraceLog, VALUES, clear_cache_of, close,
+    drawn, first_failure,
     prop, render, scalar, signature_of, spoken,
 )
-from autograder.kit.jaxprs import count_recursive, primitive_counts
+from autograder.kit.jaxprs import count_recursive, fully_unrolled, primitive_counts, staged_loops
 
 #: The batch size of the notebook's data loader.
 BATCH = 8
@@ -301,6 +302,12 @@ def test_smooth_program_is_flat(submission):
                 example=f"jax.make_jaxpr of {render.call('smooth', (x, steps))}",
             )
         counts[steps] = count_recursive(closed)
+        if any(fully_unrolled(eqn) for eqn in staged_loops(closed)):
+            raise PropertyFailure(
+                f"`smooth`'s loop asks XLA to unroll every one of its {steps} steps (`unroll`): the jaxpr holds one "
+                "loop, but the compiled program still holds a copy of the step per step.",
+                example=f"jax.make_jaxpr of {render.call('smooth', (x, steps))}",
+            )
     if len(set(counts.values())) > 1:
         grows = counts[STEP_COUNTS[-1]] > counts[STEP_COUNTS[2]]
         problem = ("`smooth`'s program grows with the step count: something in it is repeated per step, so every new "
@@ -406,14 +413,19 @@ def test_dataset_loss_traces_nothing_new(submission):
         )
     for rows in SECOND_LENGTHS:
         x, y = _dataset(rng, rows)
-        with TraceLog() as log:
+        with TraceLog() as log, CompileLog() as compiled:
             submission.call("dataset_loss", theta, x, y)
-        if log.count or log.jax_own:
+        # compiles too: a jit called inside an eager transformation (`jax.checkpoint`, `vmap`) traces
+        # within that transformation's trace, which fires no trace event, and still compiles
+        if log.count or log.jax_own or compiled.count or compiled.jax_own:
             what = []
             if log.count:
                 what.append(f"{log.count} trace(s) of your code ({', '.join(sorted(set(log.names)))})")
             if log.jax_own:
                 what.append(f"{log.jax_own} trace(s) of JAX's own eager operations")
+            if not log.count and not log.jax_own:
+                what.append(f"{compiled.count + compiled.jax_own} compile(s) of a program traced inside another "
+                            "transformation")
             raise PropertyFailure(
                 f"After datasets of {', '.join(map(str, FIRST_LENGTHS))} rows, a dataset of {rows} rows (a last "
                 f"batch of {rows % BATCH or BATCH}) made JAX trace again: something it ran had a shape it had not "
@@ -494,6 +506,16 @@ def test_train_values(submission):
     check()
 
 
+def _part_of(result, index: int):
+    """Element ``index`` of a returned pair, as a float64 array, or None."""
+    if not isinstance(result, tuple) or len(result) != 2:
+        return None
+    try:
+        return np.asarray(result[index], dtype=np.float64)
+    except Exception:
+        return None
+
+
 _READ_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
                 jax.errors.TracerIntegerConversionError)
 
@@ -507,24 +529,41 @@ _READ_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConver
 )
 def test_train_reads_nothing(submission):
     submission.function("train")
-    rng = np.random.default_rng(3)
-    theta = np.float32([0.5, -1.0, 2.0])
-    batches = _device_batches(_batches(rng, 4))
-    text = f"train({render.value(theta)}, 4 batches of float32[8,3] and float32[8], 0.1)"
+    # Drawn once per notebook (the same at every regrade): no submission can single out these inputs.
+    order = drawn.rng(submission.notebook_memo)
+    count, lr = order.randint(3, 6), float(np.float32(order.uniform(0.02, 0.3)))
+    rng = np.random.default_rng(order.getrandbits(64))
+    theta = rng.standard_normal(3, dtype=np.float32)
+    batches = _device_batches(_batches(rng, count))
+    text = f"train({render.value(theta)}, {count} batches of float32[8,3] and float32[8], {lr!r})"
     with HostReads() as reads:
-        submission.call("train", jax.device_put(theta), batches, 0.1)
+        got = submission.call("train", jax.device_put(theta), batches, lr)
     if reads.bypasses:
         methods = sorted(set(reads.bypasses))
         raise PropertyFailure(
             f"`train` read values back from the device, or waited for it, {len(reads.bypasses)} time(s) in one "
-            f"call of 4 batches ({', '.join(spoken(m) for m in methods)}): each one stops the loop until the "
+            f"call of {count} batches ({', '.join(spoken(m) for m in methods)}): each one stops the loop until the "
             "device has caught up.",
             example=text, got=f"{len(reads.bypasses)} read(s) or wait(s)", expected="none inside `train`",
         )
+    # The run that read nothing must be the run the notebook makes: the same numbers as the same call made
+    # again, unwatched (a run that skips its work while it is watched shows nothing of the real one).
+    again = submission.call("train", jax.device_put(theta), batches, lr)
+    for name, index in (("theta", 0), ("losses", 1)):
+        watched, unwatched = (_part_of(result, index) for result in (got, again))
+        if watched is None and unwatched is None:
+            continue  # not a pair of arrays either time: the values property says what came back
+        if watched is None or unwatched is None or watched.shape != unwatched.shape or not np.allclose(
+                watched, unwatched, rtol=1e-5, atol=1e-6, equal_nan=True):
+            raise PropertyFailure(
+                f"`train` returned another {name} while the grader watched its reads than when it did not: what "
+                "it does unwatched is what the notebook runs, so the watched run shows nothing about it.",
+                example=text, got=render.kind(watched), expected=render.kind(unwatched),
+            )
     # NumPy reads a CPU array through a slot nothing above sees: run once more with theta and the batches
     # traced, where no value computed from them, nor a batch itself, can be made concrete.
     try:
-        submission.call_staged("make_jaxpr", "train", jax.device_put(theta), batches, 0.1, static_argnums=(2,))
+        submission.call_staged("make_jaxpr", "train", jax.device_put(theta), batches, lr, static_argnums=(2,))
     except CallRaised as failure:
         if issubclass(failure.error_type, _READ_ERRORS):
             raise PropertyFailure(

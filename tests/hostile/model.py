@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .notebooks import Build
 
 SMM, PM, BR, LE = "static_max_mode", "padded_masking", "branch_repair", "ledger_extension"
-HS, LP, CM = "host_sync", "loops", "cache_misses"
+HS, LP, CM, RC = "host_sync", "loops", "cache_misses", "repair_clinic"
 
 #: Points of each autograded cell, as the source notebooks give them (checked by the test).
 FULL = {
@@ -24,6 +24,7 @@ FULL = {
     HS: {"test_step": 2, "test_reads": 4, "test_traces": 2, "test_ledger": 2, "test_diagnosis": 2},
     LP: {"test_rolled": 2, "test_counting": 2, "test_pytree": 2, "test_attribution": 2},
     CM: {"test_repairs": 3, "test_traces": 2, "test_causes": 2},
+    RC: {"test_scale": 2, "test_step": 2, "test_smooth": 2, "test_dataset": 2, "test_train": 2},
 }
 NOT_GRADED = "not graded"
 Scores = Mapping[str, float | None] | str
