@@ -40,6 +40,29 @@ def pytest_configure(config):
     )
 
 
+#: Modules that share something one process at a time may hold, each set run in one worker of
+#: pytest-xdist (the README's ``-n 2 --dist loadgroup``), one module after another: the plain user's
+#: accounts and the environment made in its home (tests/test_rootless.py ``plain_environment``), and
+#: the demo's course (``demo_run`` below).
+_RUN_TOGETHER = {
+    "plain-user": {"test_rootless", "test_boundary", "test_readme_workflow", "test_exchange_users",
+                   "test_kernel_descriptors", "test_hostile"},
+    "demo": {"test_demo", "test_cycle"},
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Every module is one unit of work for pytest-xdist's ``loadgroup``, not each test: a module's
+    fixtures (a graded course, a pool of grading processes, the bodies ``side_by_side`` starts for the
+    module's tests) are made once, in the worker that runs all of its tests. Before xdist reads the
+    marks (its own hook runs after this one)."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        group = next((name for name, modules in _RUN_TOGETHER.items() if module in modules), module)
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def kernel_child_alive(pid: int) -> bool:
     """Whether ``pid`` is still a process a notebook forked from its kernel (same command line:
     a kernel started afresh, or one forked from the fork server)."""
