@@ -41,9 +41,8 @@ def pytest_configure(config):
 
 
 #: Modules that share something one process at a time may hold, each set run in one worker of
-#: pytest-xdist (the README's ``-n 2 --dist loadgroup``), one module after another: the plain user's
-#: accounts and the environment made in its home (tests/test_rootless.py ``plain_environment``), and
-#: the demo's course (``demo_run`` below).
+#: pytest-xdist, one module after another: the plain user's accounts and the environment made in its
+#: home (tests/test_rootless.py ``plain_environment``), and the demo's course (``demo_run`` below).
 _RUN_TOGETHER = {
     "plain-user": {"test_rootless", "test_boundary", "test_readme_workflow", "test_exchange_users",
                    "test_kernel_descriptors", "test_hostile"},
@@ -51,16 +50,26 @@ _RUN_TOGETHER = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Every module is one unit of work for pytest-xdist's ``loadgroup``, not each test: a module's
-    fixtures (a graded course, a pool of grading processes, the bodies ``side_by_side`` starts for the
-    module's tests) are made once, in the worker that runs all of its tests. Before xdist reads the
-    marks (its own hook runs after this one)."""
-    for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1]
-        group = next((name for name, modules in _RUN_TOGETHER.items() if module in modules), module)
-        item.add_marker(pytest.mark.xdist_group(group))
+def unit_of_work(nodeid: str) -> str:
+    """The unit pytest-xdist hands one worker whole: a test's module, or the set of modules it shares
+    something with (:data:`_RUN_TOGETHER`)."""
+    module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
+    return next((name for name, modules in _RUN_TOGETHER.items() if module in modules), module)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``-n N`` (the README's ``-n 2``), every module is one unit of work, not each test: a
+    module's fixtures (a graded course, a pool of grading processes, the bodies ``side_by_side`` starts
+    for the module's tests, all chosen from the whole collection) are made once, in the worker that runs
+    all of its tests. The largest units go first. (xdist's own ``loadgroup`` renames node ids, which
+    pytest 9.2 no longer lets a plugin do.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of_work(nodeid)
+
+    return ByModule(config, log)
 
 
 def kernel_child_alive(pid: int) -> bool:
