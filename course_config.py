@@ -40,8 +40,9 @@ c.Execute.extra_arguments = [
 # Where grading computes: every grading kernel gets JAX_PLATFORMS from this setting, whatever
 # accelerator the grading host has, and the judge computes its expected values on the same platform,
 # with tolerances from that platform's measured float32 precision (autograder/grading/backend.py,
-# docs/accelerators.md). "cpu" (the default) grades the same everywhere; "tpu", "cuda" or "cpu,tpu"
-# grade on that accelerator; "" leaves JAX its own choice (its accelerator, where there is one).
+# docs/accelerators.md). "cpu" (the default) grades the same everywhere; "tpu" or "cuda" grade on that
+# accelerator (the CPU is listed after it, for host callbacks such as jax.pure_callback, and computes
+# nothing else); "" leaves JAX its own choice (its accelerator, where there is one).
 # c.ConfinedKernelManager.jax_platforms = "cpu"
 
 # The submission boundary: what a student hands in is read only as regular files of its own,

@@ -15,6 +15,7 @@ import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -146,6 +147,22 @@ def test_wrong_answers_stay_wrong_on_the_tpus_precision(on):
                          1.0, products=True)  # the gradient without its 2, at the probe's large lr
 
 
+def test_a_rounded_result_is_not_the_calls_result_on_any_backend(on):
+    """ledger_extension's rows hold the call's result: rounded to 4 decimals, it is within a TPU's widened
+    tolerance of sum(scale * x ** 2), and kept its point on the lent TPU (issue 54). The call's own
+    result, computed here by the given program, carries the backend's rounding, so the row is held to it
+    unwidened: on the TPU's precision the rounding still fails, and the correct file still passes."""
+    from autograder import from_python, run_group
+
+    on(TPU)
+    corpus = Path(__file__).parent / "corpus" / "ledger_extension"
+    failed = {}
+    for name in ("student_r3_rounded_result", "correct"):
+        report = run_group("ledger_extension", "rows", from_python(corpus / f"{name}.py"))
+        failed[name] = {r.prop.name for r in report.results if not r.passed}
+    assert failed == {"student_r3_rounded_result": {"rows_record_results"}, "correct": set()}
+
+
 def test_an_exact_contract_stays_exact(on):
     on(TPU)
     assert not runner.close(1.0 + 2 ** -20, 1.0, rtol=0, atol=0)
@@ -196,6 +213,15 @@ def test_a_grading_kernel_computes_on_the_cpu_by_default(kernel_env):
 def test_a_grading_kernel_computes_where_the_course_chose(kernel_env):
     env, pinned = kernel_env(jax_platforms="tpu,cpu")
     assert env["JAX_PLATFORMS"] == "tpu,cpu" and pinned == ["tpu,cpu"]
+
+
+def test_an_accelerator_chosen_alone_gets_the_hosts_cpu_after_it(kernel_env):
+    """A course that says "tpu": the TPU is JAX's default (listed first) and the CPU is there for host
+    callbacks; with JAX_PLATFORMS=tpu alone, jax.pure_callback fails on the TPU (docs/accelerators.md)."""
+    env, pinned = kernel_env(jax_platforms="tpu")
+    assert env["JAX_PLATFORMS"] == "tpu,cpu" and pinned == ["tpu,cpu"]
+    assert backend.with_host("cuda") == "cuda,cpu" and backend.with_host("cpu") == "cpu"
+    assert backend.with_host("") == ""
 
 
 def test_an_empty_choice_leaves_jax_its_own(kernel_env):

@@ -592,7 +592,8 @@ class ConfinedKernelManager(AsyncKernelManager):
         "beginning NAME. Nothing else of the instructor's environment reaches a student's notebook."))
     jax_platforms = Unicode(backend.DEFAULT, config=True, help=(
         "Where grading computes: JAX_PLATFORMS for every grading kernel ('cpu', the default, whatever "
-        "accelerator the host has; 'tpu', 'cuda', 'cpu,tpu', ...; '' leaves JAX its own choice). The judge "
+        "accelerator the host has; 'tpu', 'cuda', ...: that accelerator, the host's CPU listed after it for "
+        "host callbacks; '' leaves JAX its own choice). The judge "
         "computes its expected values on the same platform and takes its tolerances from that platform's "
         "float32 precision (autograder/grading/backend.py, docs/accelerators.md)."))
     client_class = DottedObjectName(f"{__name__}.ReadyKernelClient", config=True)

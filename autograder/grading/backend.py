@@ -4,7 +4,7 @@ By default a grading kernel computes on the CPU, whatever accelerator the gradin
 environment gets ``JAX_PLATFORMS=cpu`` (:func:`kernel_env`), so a grade is the same on a laptop, a
 GPU server or a TPU host. An instructor chooses otherwise in ``course_config.py``::
 
-    c.ConfinedKernelManager.jax_platforms = "tpu"   # or "cuda", "cpu,tpu"; "" leaves JAX its own choice
+    c.ConfinedKernelManager.jax_platforms = "tpu"   # or "cuda"; "" leaves JAX its own choice
 
 The judge (nbgrader's process, :mod:`autograder.grading.judge`) computes its expected values on the
 same choice (:func:`choose` pins this process's JAX before it starts a backend, and says in the log
@@ -32,12 +32,25 @@ log = logging.getLogger(__name__)
 _chosen: str | None = None
 
 
+def with_host(platforms: str) -> str:
+    """``platforms`` as JAX is given them: the host's CPU after the chosen ones where they leave it out
+    ("tpu" -> "tpu,cpu"). JAX makes the first platform listed the default, so the accelerator still
+    computes everything; the CPU is there for what runs on the host, as on any student's machine:
+    without it ``jax.pure_callback`` fails ("failed to find a local CPU device to place the inputs on",
+    a corpus file on the lent TPU, docs/accelerators.md). ``""`` stays JAX's own choice."""
+    names = [p.strip() for p in platforms.split(",") if p.strip()]
+    if names and "cpu" not in (p.lower() for p in names):
+        names.append("cpu")
+    return ",".join(names)
+
+
 def kernel_env(env: Mapping[str, str], platforms: str | None = DEFAULT) -> dict[str, str]:
     """``env`` (a grading kernel's, or a child's that computes as one) with the course's choice of
-    platform: ``JAX_PLATFORMS=platforms``; for ``""`` (or None), ``env`` as it is, JAX's own choice."""
+    platform: ``JAX_PLATFORMS`` from ``platforms`` (:func:`with_host`); for ``""`` (or None), ``env`` as
+    it is, JAX's own choice."""
     chosen = dict(env)
     if platforms and platforms.strip():
-        chosen[ENV] = platforms.strip()
+        chosen[ENV] = with_host(platforms)
     return chosen
 
 
@@ -46,7 +59,7 @@ def choose(platforms: str | None, logger: logging.Logger | logging.LoggerAdapter
     now, unless this process's JAX has started a backend already, which a line in the log then says
     (its expected values are computed there; the tolerances allow for the worse of the two)."""
     global _chosen
-    platforms = (platforms or "").strip()
+    platforms = with_host(platforms or "")
     if _chosen == platforms:
         return
     _chosen = platforms
@@ -67,7 +80,7 @@ def _pin(platforms: str, logger) -> None:
         jax.config.update("jax_platforms", platforms)
         return
     running = jax.default_backend()
-    if _canonical(running) not in {_canonical(p) for p in platforms.split(",")}:
+    if _canonical(running) != _canonical(platforms.split(",")[0]):  # the first listed is JAX's default
         logger.warning(
             "autograder: the course grades on %r (c.ConfinedKernelManager.jax_platforms) and its kernels compute "
             "there, but JAX in this process started its %s backend before the choice could be pinned: the judge "

@@ -60,18 +60,6 @@ def _layers(fn):
             return
 
 
-def _unwrap(fn):
-    """The function under partials and ``functools.wraps`` layers (vmap, custom wrappers)."""
-    for _ in range(20):
-        if isinstance(fn, functools.partial):
-            fn = fn.func
-        elif getattr(fn, "__wrapped__", None) is not None:
-            fn = fn.__wrapped__
-        else:
-            break
-    return fn
-
-
 def is_jax_internal(fn) -> bool:
     """Whether tracing ``fn`` is JAX's own eager work, not the student's program.
 
@@ -84,7 +72,7 @@ def is_jax_internal(fn) -> bool:
         layer_code = getattr(layer, "__code__", None)
         if layer_code is not None and not layer_code.co_filename.startswith(_JAX_FOLDER):
             return False
-    fn = _unwrap(fn)
+    fn = layer  # the innermost: what the partials and functools.wraps layers hold (vmap, custom wrappers)
     code = getattr(fn, "__code__", None)
     if code is None:  # a builtin or an object without Python code: not the student's source
         call_code = getattr(getattr(type(fn), "__call__", None), "__code__", None)
@@ -237,7 +225,10 @@ class SignatureAudit:
     signature has been called, no later call at it may trace. A call that raises is
     not counted: its mistake belongs to the value properties. ``finish()`` fails only
     when no call at all could be observed. Nothing here depends on how many
-    programs JAX compiles, only on traces at repeated signatures.
+    programs JAX compiles for new signatures: only what a repeated signature does.
+    There, a trace of the student's code, or a compile of the student's program (a
+    jit inside an eager ``jax.checkpoint`` traces inside that transformation's own
+    trace, which fires no trace event), counts as the function not reusing its program.
     """
 
     def __init__(self, submission, name: str, fix: str):

@@ -35,6 +35,7 @@ import time
 import traceback
 from pathlib import Path
 
+from autograder.grading import backend
 from autograder.tools.repository import REPO_ROOT
 
 CORPUS = REPO_ROOT / "tests" / "corpus"
@@ -306,7 +307,7 @@ def main(accelerator: str = "", assignments: list[str] | None = None, correct_on
     jobs = jobs or max(1, min(8, (os.cpu_count() or 2) - 2))
     base = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
     base["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), base.get("PYTHONPATH")]))
-    sides = {"accelerator": ({**base, **({"JAX_PLATFORMS": accelerator} if accelerator else {})}, 1),
+    sides = {"accelerator": ({**base, **({"JAX_PLATFORMS": backend.with_host(accelerator)} if accelerator else {})}, 1),
              "cpu": ({**base, "JAX_PLATFORMS": "cpu"}, jobs)}
     if only != "both":
         sides = {only: sides[only]}
