@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,11 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: runs nbgrader apps and Jupyter kernels (tens of seconds; run by default)"
     )
+    # A suite started in the background (`cmd &` in a script ignores SIGINT) would hand the ignored Ctrl-C
+    # on to every command it starts, and the tests that press Ctrl-C on a command would see it do
+    # nothing: each process of the suite (each xdist worker too) starts its commands as a terminal would.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: Modules that share something one process at a time may hold, each set run in one worker of

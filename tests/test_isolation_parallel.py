@@ -261,7 +261,15 @@ def test_nothing_a_kernel_left_remains_on_the_machine(batch):
 # ---------------------------------------------------------------- the judge's socket in the kernel's folder
 
 
-def test_the_judge_changes_no_mode_by_a_path_in_the_kernels_folder(tmp_path):
+@pytest.fixture
+def short_tmp_path():
+    """A folder as short as the kernels' sockets root (a socket's path holds at most 107 bytes; an
+    xdist worker's tmp_path is too deep for one), removed after the test."""
+    with tempfile.TemporaryDirectory(prefix="judge-mode-", dir="/tmp") as folder:
+        yield Path(folder)
+
+
+def test_the_judge_changes_no_mode_by_a_path_in_the_kernels_folder(short_tmp_path):
     """The kernel's user owns its folder and can swap whatever the judge makes there for a link to
     a file of root's, between two calls (a kernel spinning on its folder once won 1 in 2000 grade
     cells that way, making any file 0666). So the judge makes its socket and gives it its mode in a
@@ -269,6 +277,7 @@ def test_the_judge_changes_no_mode_by_a_path_in_the_kernels_folder(tmp_path):
     path may name the kernel's folder. Watched with an audit hook, as the calls are made."""
     from autograder.grading import judge
 
+    tmp_path = short_tmp_path
     folder = tmp_path / "k-sockets"
     folder.mkdir(mode=0o700)
     watching, by_path = [True], []

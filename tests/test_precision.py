@@ -147,14 +147,16 @@ def test_wrong_answers_stay_wrong_on_the_tpus_precision(on):
                          1.0, products=True)  # the gradient without its 2, at the probe's large lr
 
 
-def test_a_rounded_result_is_not_the_calls_result_on_any_backend(on):
+def test_a_rounded_result_is_not_the_calls_result_on_any_backend(on, monkeypatch):
     """ledger_extension's rows hold the call's result: rounded to 4 decimals, it is within a TPU's widened
     tolerance of sum(scale * x ** 2), and kept its point on the lent TPU (issue 54). The call's own
     result, computed here by the given program, carries the backend's rounding, so the row is held to it
     unwidened: on the TPU's precision the rounding still fails, and the correct file still passes."""
     from autograder import from_python, run_group
+    from autograder.grading import integrity
 
     on(TPU)
+    monkeypatch.setattr(integrity, "_baseline", None)  # graded as a kernel started on the TPU, not patched since
     corpus = Path(__file__).parent / "corpus" / "ledger_extension"
     failed = {}
     for name in ("student_r3_rounded_result", "correct"):

@@ -46,8 +46,16 @@ _BUILTINS = (
 _MODULES = ("autograder", "autograder.grading.grade", "autograder.kit.traces", "autograder.kit.checks", "jax", "jax.numpy",
             "jax.monitoring", "numpy", "numpy.testing", "hypothesis", "math", "builtins")
 
-#: Globals of the grading package that change after the baseline, by design.
-_CHANGING = frozenset({"autograder.grading.integrity._baseline"})
+#: Globals of the grading package that change after the baseline, by design: this module's record, and
+#: the state of a process that starts grading kernels (its fork server, its kernels' sockets, where they
+#: compute), which nothing in a kernel reads. A process that both starts kernels and grades in-process
+#: (the course's tests, one module after another in one worker) changes them between two groups.
+_CHANGING = frozenset({
+    "autograder.grading.integrity._baseline",
+    *(f"autograder.confinement.kernel_manager.{name}"
+      for name in ("_server", "_no_server", "_server_started_for", "_announced", "_sockets_root")),
+    "autograder.grading.backend._chosen",
+})
 
 _baseline: dict[str, object] | None = None
 

@@ -13,6 +13,10 @@ WHY = {
 # Graded as reviewed (the teacher's verdict above, unless REVIEW says why not):
 FAILS = {"diagnose_hears_waiting", "diagnose_tells_traces_from_compiles"}
 SCORE = 10
+# Its grade follows the machine's speed, as its method does: a compile read from the cache takes a few
+# milliseconds on a quiet machine ("waits", the point lost) and more on a busy one (two test workers
+# beside two grading processes: "compiles", the point kept). tests/test_graders.py lets this one move.
+TIMED = {"diagnose_tells_traces_from_compiles": 1}
 REVIEW = ("The teacher took one diagnosis point, reasoning that compiles take tens of milliseconds. Under grading, "
           "the kernel reads the reference's programs from the compile cache, so a loop that only compiles runs in a "
           "few milliseconds and the 5 ms threshold calls it 'waits': timing is not evidence of a compile, and both "
