@@ -63,6 +63,7 @@ def unit_of_work(nodeid: str) -> str:
     return next((name for name, modules in _RUN_TOGETHER.items() if module in modules), module)
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: without it installed, never called
 def pytest_xdist_make_scheduler(config, log):
     """Under ``-n N`` (the README's ``-n 2``), every module is one unit of work, not each test: a
     module's fixtures (a graded course, a pool of grading processes, the bodies ``side_by_side`` starts

@@ -253,3 +253,15 @@ def test_a_forked_kernel_follows_its_own_environment_not_its_servers():
     env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == ["cpu", "cpu"]
+
+
+def test_the_device_check_names_what_it_lacks_before_grading(monkeypatch, capsys, tmp_path):
+    """The lent TPU machine had no flatbuffers: every host_sync trainer property failed alike on both of
+    its sides, and the table called it a limit of the harness. The check now stops first, naming it."""
+    from autograder.tools import device_check
+
+    assert {"hypothesis", "flatbuffers"} <= set(device_check.NEEDS)
+    monkeypatch.setattr(device_check, "NEEDS", (*device_check.NEEDS, "no_such_package_on_this_machine"))
+    assert device_check.main(assignments=["host_sync"], out=tmp_path) == 2
+    assert "no_such_package_on_this_machine not installed" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir()), "nothing graded"

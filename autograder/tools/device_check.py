@@ -1,8 +1,8 @@
 """``python -m autograder device-check``: the corpus and the samples graded, and the self-checks run,
 on an accelerator and on the same machine's CPU; the differences printed.
 
-Made for a machine with JAX and an accelerator but no nbgrader (numpy, hypothesis and pytest beside
-JAX): each file is graded in-process as ``tests/test_graders.py`` grades it (the judge's session
+Made for a machine with JAX and an accelerator but no nbgrader (numpy, hypothesis and flatbuffers beside
+JAX; it stops at once, naming them, without one of the last two): each file is graded in-process as ``tests/test_graders.py`` grades it (the judge's session
 against the file's namespace, the kernel's serving code run in place of each grade cell), once in a
 child with the accelerator as JAX's platform and once in a child with ``JAX_PLATFORMS=cpu``, the two
 at once (the CPU side with ``--jobs`` processes; the accelerator's in one, which holds the chip). Both
@@ -293,11 +293,30 @@ def _short(verdicts) -> str:
     return ", ".join(v.split(":", 1)[0] for v in verdicts)
 
 
+#: What grading needs here beyond JAX and NumPy, as the course's dependencies have it (pyproject.toml):
+#: without flatbuffers, jax.export cannot serialize host_sync's substitute step for the kernel, and every
+#: trainer property fails alike on both sides ("'Described' object is not callable"), as it did on the
+#: lent TPU machine until 2026-12-07.
+NEEDS = ("hypothesis", "flatbuffers")
+
+
+def missing() -> list[str]:
+    """The packages of :data:`NEEDS` this Python cannot import."""
+    import importlib.util
+
+    return [name for name in NEEDS if importlib.util.find_spec(name) is None]
+
+
 def main(accelerator: str = "", assignments: list[str] | None = None, correct_only: bool = False,
          shard: str | None = None, jobs: int = 0, out: Path | None = None, compare_files: list[Path] | None = None,
          only: str = "both") -> int:
     if compare_files:
         return compare(*compare_files)
+    if missing():
+        print(f"device-check: cannot grade here: {', '.join(missing())} not installed (the course's own "
+              "dependencies, pure Python: pip install them, or carry their wheels). Without flatbuffers, "
+              "host_sync's step cannot travel to the kernel and its trainers lose every point.", file=sys.stderr)
+        return 2
     chosen = files(assignments, correct_only, shard)
     if not chosen:
         print("device-check: no file chosen", file=sys.stderr)
