@@ -73,7 +73,7 @@ def grade_file(path: str) -> Verdict:
     submission = from_python(path)
     reports = [judged(assignment, group, submission.namespace, submission.notebook_memo)
                for group in group_points(assignment)]
-    declared = {k: submission.namespace[k] for k in ("FAILS", "SCORE", "MESSAGE", "TEACHER", "REVIEW")
+    declared = {k: submission.namespace[k] for k in ("FAILS", "SCORE", "MESSAGE", "TEACHER", "REVIEW", "TIMED")
                 if k in submission.namespace}
     return Verdict(frozenset(r.prop.name for report in reports for r in report.results if not r.passed),
                    {f"test_{report.group}": report.earned for report in reports},
