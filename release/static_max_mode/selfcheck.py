@@ -526,7 +526,8 @@ def _normalise(x, mode, n_iter, eps, clip_at):
     return y
 
 
-@public("sorting", "`normalise_jitted` gives `normalise`'s values, and new `eps` and `clip_at` do not trace again",
+@public("sorting", "`normalise_jitted` gives `normalise`'s values, and a call that changes only numbers it computes "
+        "with reuses its program",
         "New values of an argument traced again, or gave another result: which arguments decide the program's "
         "structure, and which are only numbers it computes with? (Part C)")
 def sorting(names, rng):
