@@ -4,7 +4,7 @@
     python -m autograder autograde ASSIGNMENT [--workers N | --scheduler tls://HOST:PORT --cluster-keys DIR]
                                                        (in the course folder)
     python -m autograder cluster-keys DIR              (the TLS keys of a grading Dask cluster)
-    python -m autograder bench [--students N] [--workers N] [--json PATH]
+    python -m autograder bench [--students N] [--workers N] [--class] [--json PATH]
     python -m autograder bench --distributed [--students N] [--cluster-workers 1,2,4] [--db-url URL]
     python -m autograder check [--repo DIR] [--quick]
     python -m autograder report ASSIGNMENT | --all [--course-dir DIR]   (in the course folder)
@@ -103,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--workers", type=int, default=2, metavar="W", help="workers of the parallel run (default 2)")
     bench.add_argument("--assignment", action="append", dest="assignments", metavar="NAME",
                        help="only this assignment (repeatable; default: all in source/)")
+    bench.add_argument("--class", dest="mix", action="store_const", const="class", default="copies",
+                       help="hand in a class: the independent students' answers from tests/corpus (correct ones "
+                       "in their own styles, mistakes, a partial notebook) instead of the samples' copies")
     bench.add_argument("--json", type=Path, metavar="PATH", help="write the figures here as JSON")
     bench.add_argument("--work-dir", type=Path, metavar="DIR",
                        help="new or empty folder for the scratch courses (default: a new temporary folder, kept)")
@@ -279,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.distributed:
                 from autograder.tools.bench.distributed import run_distributed
 
+                if args.mix != "copies":
+                    raise ToolError("bench: --class goes with the plain bench, not with --distributed")
                 try:
                     counts = tuple(int(n) for n in args.cluster_workers.split(","))
                 except ValueError:
@@ -288,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
             elif args.db_url or args.cluster_workers != "1,2,4":
                 raise ToolError("bench: --db-url and --cluster-workers go with --distributed")
             else:
-                run_bench(args.students, args.workers, args.assignments, args.json, args.work_dir)
+                run_bench(args.students, args.workers, args.assignments, args.json, args.work_dir, mix=args.mix)
     except ToolError as err:
         print(err, file=sys.stderr)
         return 1

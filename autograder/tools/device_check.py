@@ -23,7 +23,6 @@ A command on the lent machine may run at most 10 minutes: split the corpus with 
 from __future__ import annotations
 
 import argparse
-import ast
 import concurrent.futures
 import json
 import multiprocessing
@@ -36,7 +35,7 @@ import traceback
 from pathlib import Path
 
 from autograder.grading import backend
-from autograder.tools.repository import REPO_ROOT
+from autograder.tools.repository import REPO_ROOT, declared, is_correct
 
 CORPUS = REPO_ROOT / "tests" / "corpus"
 SAMPLES = REPO_ROOT / "tests" / "samples"
@@ -55,25 +54,6 @@ def files(assignments: list[str] | None = None, correct_only: bool = False, shar
         index, count = (int(n) for n in shard.split("/"))
         chosen = chosen[index - 1::count]
     return chosen
-
-
-def declared(path: Path, name: str, default=None):
-    """What a corpus file declares as ``name = <literal>``, read without running it."""
-    if path.suffix != ".py":
-        return default
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
-            if ast.unparse(node.value) == "set()":
-                return set()
-            return ast.literal_eval(node.value)
-    return default
-
-
-def is_correct(path: Path) -> bool:
-    """A file that should earn every point: a sample ``correct.ipynb``, a corpus file with no FAILS."""
-    if path.suffix == ".ipynb":
-        return path.stem == "correct"
-    return not declared(path, "FAILS", {"?"})
 
 
 # ------------------------------------------------------------------------------ one side (a child)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from pathlib import Path
@@ -28,3 +29,22 @@ def tool_env() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["PATH"] = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
     return env
+
+
+def declared(path: Path, name: str, default=None):
+    """What a corpus file declares as ``name = <literal>``, read without running it."""
+    if path.suffix != ".py":
+        return default
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
+            if ast.unparse(node.value) == "set()":
+                return set()
+            return ast.literal_eval(node.value)
+    return default
+
+
+def is_correct(path: Path) -> bool:
+    """A file that should earn every point: a sample ``correct.ipynb``, a corpus file with no FAILS."""
+    if path.suffix == ".ipynb":
+        return path.stem == "correct"
+    return not declared(path, "FAILS", {"?"})

@@ -18,7 +18,12 @@
 
 Synthetic students hand in, per assignment, a rotation of the bundled samples
 (correct, partial, empty, a correct one with a cell that raises) and of the
-wrong-answer corpus (``tests/corpus``) pasted into the notebook. Submissions are
+wrong-answer corpus (``tests/corpus``) pasted into the notebook: the *copies* mix,
+whose correct students are the reference's copies. The *class* mix (``--class``) hands
+in what the independent students wrote (``tests/corpus/<a>/student_*.py``): correct
+answers in their own styles, whose programs are not the reference's (the shared compile
+cache reads a program only where a student's function lowers to the reference's), and
+their mistakes, with the partial sample, in :data:`CLASS_MIX`'s proportions. Submissions are
 placed in ``submitted/`` exactly as ``nbgrader collect`` leaves them (the
 notebook and ``timestamp.txt``): the exchange is not what is being measured.
 """
@@ -36,11 +41,16 @@ from pathlib import Path
 
 from autograder.grading.cells import is_answer
 from autograder.tools import scratch
-from autograder.tools.repository import CORPUS, SAMPLES, tool_env
+from autograder.tools.repository import CORPUS, SAMPLES, is_correct, tool_env
 
 
 #: Sample kinds that alternate with corpus faults; "raise" is the correct sample with a raising answer cell.
 SAMPLE_ROTATION = ("correct", "partial", "empty", "raise")
+#: The class mix, per ten students: six whose answers earn every point, written in an independent
+#: student's own style; three with an independent student's mistake; one partial notebook (the sample).
+CLASS_MIX = ("style", "mistake", "style", "mistake", "style", "style", "partial", "style", "mistake", "style")
+#: The mixes a bench can hand in.
+MIXES = ("copies", "class")
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,32 @@ def kinds_for(assignment: str, n: int) -> list[str]:
             kinds.append(SAMPLE_ROTATION[(i // 2) % len(SAMPLE_ROTATION)])
         else:
             kinds.append(f"corpus:{faults[(i // 2) % len(faults)].stem}")
+    return kinds
+
+
+def independent_students(assignment: str) -> tuple[list[Path], list[Path]]:
+    """The independent students' files of an assignment: (correct in their own styles, mistakes)."""
+    files = sorted((CORPUS / assignment).glob("student_*.py"))
+    return [f for f in files if is_correct(f)], [f for f in files if not is_correct(f)]
+
+
+def class_kinds_for(assignment: str, n: int) -> list[str]:
+    """What students 1..n of a class hand in: :data:`CLASS_MIX`, each style and each mistake taken in
+    turn, so that a class of n holds as many different answers as the corpus has."""
+    styles, mistakes = independent_students(assignment)
+    if not styles or not mistakes:
+        raise scratch.CycleError(f"bench --class: {assignment} has no independent students' "
+                         f"{'correct files' if not styles else 'mistakes'} in {CORPUS / assignment}")
+    taken = {"style": 0, "mistake": 0}
+    kinds = []
+    for i in range(n):
+        slot = CLASS_MIX[i % len(CLASS_MIX)]
+        if slot == "partial":
+            kinds.append("partial")
+            continue
+        pool = styles if slot == "style" else mistakes
+        kinds.append(f"corpus:{pool[taken[slot] % len(pool)].stem}")
+        taken[slot] += 1
     return kinds
 
 
@@ -195,8 +231,12 @@ def vanilla_course(course_dir: Path) -> scratch.ScratchCourse:
     return course
 
 
-def build(root: Path, assignments: list[str], students: int) -> BenchCourses:
-    """The five courses with ``students`` synthetic students per assignment, ready to autograde."""
+def build(root: Path, assignments: list[str], students: int, mix: str = "copies") -> BenchCourses:
+    """The five courses with ``students`` synthetic students per assignment (``mix``: :data:`MIXES`),
+    ready to autograde."""
+    if mix not in MIXES:
+        raise scratch.CycleError(f"bench: unknown mix of students {mix!r} (known: {', '.join(MIXES)})")
+    handed_in = class_kinds_for if mix == "class" else kinds_for
     root = Path(root)
     serial = scratch.prepare_course(root / "serial")
     floor = scratch.prepare_course(root / "floor")
@@ -220,7 +260,7 @@ def build(root: Path, assignments: list[str], students: int) -> BenchCourses:
     when = datetime.datetime.now(datetime.timezone.utc)
     ids = [f"bench-{i + 1:03d}" for i in range(students)]
     for a in assignments:
-        for sid, kind in zip(ids, kinds_for(a, students), strict=True):
+        for sid, kind in zip(ids, handed_in(a, students), strict=True):
             if (a, kind) not in notebooks:
                 notebooks[a, kind] = make_notebook(a, kind, root / "notebooks")
             kinds[sid, a] = kind

@@ -1,6 +1,6 @@
 """How much the hidden graders add to plain nbgrader, and what grading in parallel gains.
 
-    python -m autograder bench [--students N] [--workers W] [--json PATH]
+    python -m autograder bench [--students N] [--workers W] [--class] [--json PATH]
 
 Builds five scratch courses (see :mod:`autograder.tools.bench.courses`) with N
 synthetic students per assignment, a mix of correct and faulty submissions, and
@@ -118,8 +118,10 @@ def run_bench(
     json_path: Path | None = None,
     work_dir: Path | None = None,
     out: TextIO | None = None,
+    mix: str = "copies",
 ) -> dict:
-    """Build, grade three ways, probe the properties; print the figures and return them."""
+    """Build, grade three ways, probe the properties; print the figures and return them. ``mix``: who
+    the students are (:data:`autograder.tools.bench.courses.MIXES`)."""
     out = out or sys.stdout
     if students < 1 or workers < 1:
         raise scratch.CycleError(f"bench: --students and --workers must be at least 1 (got {students}, {workers})")
@@ -130,8 +132,8 @@ def run_bench(
     say = _Say(out)
     started = time.perf_counter()
 
-    say(f"building 5 scratch courses in {work}: {students} students x {len(assignments)} assignments")
-    courses = _bench_course.build(work, assignments, students)
+    say(f"building 5 scratch courses in {work}: {students} students x {len(assignments)} assignments ({mix})")
+    courses = _bench_course.build(work, assignments, students, mix)
     env = _bench_course.tool_env()
     env["XDG_CACHE_HOME"] = str(work / "cache")  # a compile cache of the bench's own, cold, written below
     roots = {"vanilla": courses.vanilla.root, "floor": courses.floor.root,
@@ -174,7 +176,7 @@ def run_bench(
     say(f"probing {len(courses.notebooks)} distinct submissions property by property, one at a time")
     probes = _probe_all(courses, env)
 
-    figures = _figures(courses, assignments, runs, startup, probes, students, workers, warmed)
+    figures = _figures(courses, assignments, runs, startup, probes, students, workers, warmed, mix)
     figures.update({
         "compile_cache_seconds": {a: round(s, 2) for a, s in warmed.items()},
         "grades_identical": identical,
@@ -289,7 +291,7 @@ def _probe_all(courses, env: dict) -> dict[tuple[str, str], dict]:
 # ---------------------------------------------------------------- figures
 
 
-def _figures(courses, assignments, runs, startup, probes, students, workers, warmed) -> dict:
+def _figures(courses, assignments, runs, startup, probes, students, workers, warmed, mix="copies") -> dict:
     per_assignment = {}
     totals = {m: {"seconds": 0.0, "steady_seconds": 0.0, "cpu_seconds": 0.0, "steady_cpu_seconds": 0.0} for m in MODES}
     for a in assignments:
@@ -340,7 +342,9 @@ def _figures(courses, assignments, runs, startup, probes, students, workers, war
     overall["class_minutes"] = (startup["parallel"][0] + class_notebooks * statistics.mean(warmed.values())
                                 + class_students * class_notebooks * overall["parallel"]["steady_per_notebook"]) / 60
     return {
-        "command": f"python -m autograder bench --students {students} --workers {workers}",
+        "command": f"python -m autograder bench --students {students} --workers {workers}"
+                   + (" --class" if mix == "class" else ""),
+        "mix": mix,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": measure.machine(),
         "others_cpu_share": _others_share(runs),
@@ -389,15 +393,20 @@ def _others_share(runs: dict) -> float | None:
 _PER_NOTEBOOK = {"": "per_notebook", "_steady": "steady_per_notebook", "_cpu": "cpu_per_notebook"}
 
 
+def _over(top: float, bottom: float) -> float:
+    """top / bottom; nan where a run too small to have a steady part left nothing to divide by."""
+    return top / bottom if bottom else float("nan")
+
+
 def _ratios(row: dict) -> dict:
     v, a, f, b, c = (row[mode] for mode in MODES)
-    ratios = {f"b_over_{name}{suffix}": b[key] / floor[key]
+    ratios = {f"b_over_{name}{suffix}": _over(b[key], floor[key])
               for name, floor in (("v", v), ("a", a), ("f", f)) for suffix, key in _PER_NOTEBOOK.items()}
     ratios.update({
-        "c_over_v": c["per_notebook"] / v["per_notebook"],
-        "c_over_b_cpu": c["cpu_per_notebook"] / b["cpu_per_notebook"],
-        "speedup": b["per_notebook"] / c["per_notebook"],
-        "speedup_steady": b["steady_per_notebook"] / c["steady_per_notebook"],
+        "c_over_v": _over(c["per_notebook"], v["per_notebook"]),
+        "c_over_b_cpu": _over(c["cpu_per_notebook"], b["cpu_per_notebook"]),
+        "speedup": _over(b["per_notebook"], c["per_notebook"]),
+        "speedup_steady": _over(b["steady_per_notebook"], c["steady_per_notebook"]),
     })
     return ratios
 
@@ -432,6 +441,14 @@ def _property_figures(probes: dict) -> dict:
     return figures
 
 
+#: How the report names each mix of students (autograder.tools.bench.courses).
+_MIX_WORDS = {
+    "copies": "copies (the samples, a reference's copy among them, alternating with corpus files)",
+    "class": "a class (independent students' answers: 6 in 10 correct in their own styles, 3 mistakes, "
+             "1 partial notebook)",
+}
+
+
 def report(f: dict) -> str:
     """The figures as the text the command prints."""
     m = f["machine"]
@@ -441,6 +458,7 @@ def report(f: dict) -> str:
         f"jax {m.get('jax')}, nbgrader {m.get('nbgrader')}, hypothesis {m.get('hypothesis')}",
         f"code: {m.get('commit')}; other programs used {_percent(f['others_cpu_share'])} of the CPU meanwhile"
         + ("  (too busy: figures are skewed)" if (f["others_cpu_share"] or 0) > BUSY_SHARE else ""),
+        f"students: {_MIX_WORDS[f.get('mix', 'copies')]}",
         f"{f['students_per_assignment']} students x {len(f['assignments'])} assignments = "
         f"{f['notebooks_per_mode']} notebooks per mode; c with {f['workers']} workers; "
         "start-up per command (everyone graded), s and CPU s: "
