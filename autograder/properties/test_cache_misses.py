@@ -270,8 +270,9 @@ def test_smooth_traces_once_per_steps(submission):
             x = jax.device_put(values)
             audit.call(f"{signature_of(x)}, steps={steps}", x, steps)
 
-    # three numbers of steps, then the first again: a cache that keeps only the latest few forgets it
-    check([(np.arange(length, dtype=np.float32) + i, steps) for i, steps in enumerate((2, 3, 4, 1, 2))])
+    # eight numbers of steps, then the first two again: a cache that keeps only the latest few (up to seven)
+    # forgets them
+    check([(np.arange(length, dtype=np.float32) + i, steps) for i, steps in enumerate((2, 3, 4, 5, 6, 7, 8, 1, 2))])
     first_failure(st.lists(st.tuples(vectors(length, bound=50.0), st.sampled_from((1, 2, 3, 4))), min_size=2,
                            max_size=4),
                   check, settings(TRACES, max_examples=4))

@@ -558,8 +558,8 @@ def _explanations(rng):
            "f32[]{weak_type=False}" + _WEAK, "new dtype")
     yield (_HEAD + _KEY + "  different input types:\n  * at s, now f32[]{weak_type=False} and before "
            "f32[]{weak_type=True}\n  * at x, now f32[7] and before f32[3]" + _WEAK, "weak type")  # JAX ends the last line so
-    yield (_HEAD + _KEY + "  different input pytree:\n  * at input path [0], now f32[3] and before i32[5]",
-           "new structure")
+    yield (_HEAD + _KEY + "  different input pytree:\n  * at input path [0][0][1], now <class 'tuple'> and before "
+           "pytree leaf, so their Python types differ", "new structure")
     for _ in range(3):
         now, before = (int(n) for n in rng.choice(np.arange(2, 40), size=2, replace=False))
         name = str(rng.choice(["x", "values", "v"]))
