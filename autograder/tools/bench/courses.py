@@ -140,8 +140,9 @@ def class_kinds_for(assignment: str, n: int) -> list[str]:
     turn, so that a class of n holds as many different answers as the corpus has."""
     styles, mistakes = independent_students(assignment)
     if not styles or not mistakes:
-        raise scratch.CycleError(f"bench --class: {assignment} has no independent students' "
-                         f"{'correct files' if not styles else 'mistakes'} in {CORPUS / assignment}")
+        missing = "correct files" if not styles else "mistakes"
+        raise scratch.CycleError(f"bench --class: {assignment} has no independent students' {missing} in "
+                                 f"{CORPUS / assignment}")
     taken = {"style": 0, "mistake": 0}
     kinds = []
     for i in range(n):
