@@ -131,8 +131,10 @@ def kinds_for(assignment: str, n: int) -> list[str]:
 
 def independent_students(assignment: str) -> tuple[list[Path], list[Path]]:
     """The independent students' files of an assignment: (correct in their own styles, mistakes)."""
-    files = sorted((CORPUS / assignment).glob("student_*.py"))
-    return [f for f in files if is_correct(f)], [f for f in files if not is_correct(f)]
+    styles, mistakes = [], []
+    for path in sorted((CORPUS / assignment).glob("student_*.py")):
+        (styles if is_correct(path) else mistakes).append(path)
+    return styles, mistakes
 
 
 def class_kinds_for(assignment: str, n: int) -> list[str]:
