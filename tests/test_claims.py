@@ -704,18 +704,6 @@ with TraceWatch() as _w:
     _outer_once(_n)
 result = _w.names
 """,
-        "dict_cache": """
-_jitted = {}
-def _smooth_cached(v, steps):
-    if steps not in _jitted:
-        _jitted[steps] = jax.jit(functools.partial(_smooth_steps, steps=steps))
-    return _jitted[steps](v)
-_p = jnp.ones(6)
-with TraceWatch() as _w:
-    for _steps in (1, 2, 1, 2, 1):
-        _smooth_cached(_p, _steps)
-result = _w.count
-""",
     },
     "branch_repair": {
         "nested_jit": """
@@ -770,6 +758,13 @@ with jax.disable_jit():
 """,
     },
     "static_max_mode": {
+        "jit_refuses_a_str_mode": """
+try:
+    jax.jit(choose_reduction)(jnp.ones(3), mode="sum")
+    result = None
+except TypeError as _e:
+    result = "static_argnames" in str(_e)
+""",
         "nested_jit": """
 @jax.jit
 def _inner_once(v):
@@ -1438,8 +1433,6 @@ def _cache_misses_claims():
         Claim(a, "for example *Tracing context doesn't match* when a setting such as `jax.default_matmul_precision` differs from the key JAX picked.", context),
         Claim(a, "but only the first time an operation meets a signature: a repeat at a signature already met emits nothing.",
               lambda run: _eq(len(run.probe("eager_once")), 1)),
-        Claim(a, "a dictionary that makes one jitted function per value of `steps` the first time that value is met, and reuses it afterwards, traces once per value",
-              lambda run: _eq(run.probe("dict_cache"), 2)),
     ]
 
 
@@ -1537,6 +1530,8 @@ def _static_max_mode_claims():
         _eq(got, True)
 
     return [
+        Claim(a, "`jax.jit(choose_reduction)` alone is refused on its first call: read the error, and what it suggests.",
+              lambda run: _eq(run.probe("jit_refuses_a_str_mode"), True)),
         Claim(a, "The value change cost nothing; the new length cost one trace.", ledger),
         Claim(a, "A jitted function called inside a function JAX is already tracing is part of that trace and is not noted on its own.", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
         Claim(a, "JAX emits a monitoring event each time it starts a top-level trace, named after the function traced (a jitted function traced inside another trace emits none).", lambda run: _eq(run.probe("nested_jit"), ["_outer_once"])),
@@ -1617,7 +1612,7 @@ def _ledger_extension_claims():
         Claim(a, "The next call at that signature compiles (slowly) but does not trace again; a cached call does neither.", phases),
         Claim(a, "`jitted.trace(x)` at a new signature traces without compiling (at a signature already traced it runs no Python and compiles nothing).",
               _kept_jaxpr("trace_at_new", "trace_at_traced")),
-        Claim(a, "observes JAX's trace event, which is not the same observation: after another jitted function's `.clear_cache()` (Part C's `traced_again` calls one), a `.trace()` or a call with a committed array, at a signature already traced, fires the event again while the function's Python does not run, and the counter does not move.",
+        Claim(a, "JAX's trace event (what `TraceWatch` hears) is not the same as the function's Python running. After another jitted function's `.clear_cache()` (Part C's `traced_again` calls one), a `.trace()` or a call with a committed array, at a signature already traced, fires the event again while the function's Python does not run.",
               lambda run: (_TRACE_EVENT_TEXT(run), _eq("compiled_powered_sum.clear_cache()" in next(
                   c["code"] for c in run.cells.values() if c["code"].startswith("power_log = ")), True))),
         Claim(a, "Any direct call of the jitted function, or `jax.clear_caches()`, changes what the next call does.", phases),
