@@ -28,7 +28,7 @@ import numpy as np
 from autograder.kit import programs
 
 #: What a thunk may do to its program, on what inputs.
-ACTIONS = ("call", "trace", "lower", "aot", "clear", "read", "static", "commit", "stack", "work")
+ACTIONS = ("call", "trace", "lower", "aot", "clear", "read", "static", "commit", "stack", "work", "log_on", "log_off")
 LR_FORMS = ("weak", "strong")
 MAX_ACTIONS, MAX_LENGTH = 8, 64
 
@@ -122,7 +122,9 @@ class Thunk:
     uncommitted θ), ``"stack"`` calls it and stacks copies of the result eagerly, in a number never
     stacked before in this process (an eager operation at a new shape: a trace), ``"work"`` runs a
     program of the same name's that multiplies 1024-by-1024 matrices and converts the result to NumPy
-    (slow, and reusing its program after its first run).
+    (slow, and reusing its program after its first run), ``"log_on"`` and ``"log_off"`` set JAX's option
+    ``jax_log_compiles`` (the program untouched), so that a function that must leave the option as it
+    found it meets it on.
     """
 
     def __init__(self, program: str, recipe: tuple, actions: tuple):
@@ -185,6 +187,8 @@ _FRESH_COUNTS = itertools.count(2)
 
 
 def _act(jitted, kind: str, length: int, form: str):
+    if kind in ("log_on", "log_off"):
+        return jax.config.update("jax_log_compiles", kind == "log_on")
     theta = jax.device_put(np.linspace(0.5, 1.0, length, dtype=np.float32))
     lr = 0.25 if form == "weak" else jax.device_put(np.float32(0.25))
     if kind == "call":

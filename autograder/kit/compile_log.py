@@ -1,0 +1,206 @@
+"""JAX's compile log (the option ``jax_log_compiles``), made and read by the grader.
+
+With the option on, JAX writes a WARNING record through Python's ``logging`` for each phase of
+each program it makes (measured on 0.12; each line is quoted behind a bar, so that no line of this
+file is one of JAX's: the scrubber of feedback would take it for the grader's)::
+
+    | Finished tracing <name> for jit in <seconds> sec                     (a trace)
+    | Compiling jit(<name>) with global shapes and types (...). Argument mapping: (...).
+    | Finished jaxpr to MLIR module conversion jit(<name>) in <seconds> sec   (lowering)
+    | Finished XLA compilation of jit(<name>) in <seconds> sec             (a compile)
+
+*Compiling* is written when JAX lowers, before XLA has done anything: ``f.lower(x)`` writes it and
+compiles nothing. A compile without a trace is common: a call after ``f.trace(x)``, a call with an
+array committed to a device, a ``jax.grad`` of a function traced at that signature.
+
+- :func:`session`: runs a session of the grader's steps in this process with the option on, and
+  returns the text a logging handler of one of :data:`FORMATS` wrote, beside what JAX's own
+  monitoring events say each function did (:class:`Counts`). The answer comes from the events,
+  never from reading the text, so a wrong reading here cannot become the expected value.
+- :func:`phases_of`: the grader's reading of a text for one function's records, for a property that
+  holds the text a student captured to the events the grader saw while it was captured.
+
+The wording is JAX's internal text, pinned with the JAX version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+#: How a handler may have written each record: plain, logging's basic format, absl's (as a
+#: TPU job's log shows them), and one with a time stamp first.
+FORMATS = ("plain", "basic", "absl", "stamped")
+
+#: The bodies of the grader's functions: ``(x, s)``, a float32 vector and a float.
+BODIES = (
+    lambda x, s: jnp.tanh(x * s),
+    lambda x, s: jnp.sum((x - s) ** 2),
+    lambda x, s: jnp.cumsum(jnp.sin(x)) * s,
+    lambda x, s: x / (1.0 + jnp.abs(s * x)),
+)
+
+#: What one step of a session does to a function, at a vector of the given length.
+STEPS = ("call", "repeat", "trace", "lower", "aot", "commit", "grad", "clear", "static", "eager")
+
+
+@dataclass
+class Counts:
+    """What JAX's events said, by the function's name as JAX names it: traces and XLA compiles."""
+
+    traces: Counter = field(default_factory=Counter)
+    compiles: Counter = field(default_factory=Counter)
+
+    def of(self, name: str) -> tuple[int, int]:
+        return self.traces[name], self.compiles[name]
+
+    def names(self) -> set[str]:
+        return {n for n, k in self.traces.items() if k} | {n for n, k in self.compiles.items() if k}
+
+
+class _Keep(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+def _named(name: str, body):
+    def fn(x, s):
+        return body(x, s)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def _vector(length: int):
+    return np.linspace(-1.0, 1.0, length, dtype=np.float32)
+
+
+def _do(jitted, static, step: str, length: int):
+    x = _vector(length)
+    if step in ("call", "repeat"):
+        return jitted(x, 0.5)
+    if step == "trace":
+        return jitted.trace(x, 0.5)
+    if step == "lower":
+        return jitted.lower(x, 0.5)
+    if step == "aot":
+        return jitted.lower(x, 0.5).compile()
+    if step == "commit":
+        return jitted(jax.device_put(x, jax.devices()[0]), 0.5)
+    if step == "grad":
+        return jax.grad(lambda v: jnp.sum(jitted(v, 0.5)))(x)
+    if step == "clear":
+        return jitted.clear_cache()
+    if step == "static":
+        return static(x, 0.25 + length / 64.0)
+    return jnp.cos(jnp.arange(length, dtype=jnp.float32) * 0.5)  # "eager": JAX's own small programs
+
+
+def _line(record: logging.LogRecord, form: str) -> str:
+    message = record.getMessage()
+    if form == "basic":
+        return f"{record.levelname}:{record.name}:{message}"
+    if form == "absl":
+        stamp = time.strftime("%m%d %H:%M:%S", time.localtime(record.created))
+        micros = int((record.created % 1) * 1_000_000)
+        return (f"{record.levelname[:1]}{stamp}.{micros:06d} {record.thread % 100000:>7d} "
+                f"{record.filename}:{record.lineno}] {message}")
+    if form == "stamped":
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.created))
+        return f"{stamp},{int(record.msecs):03d} - {record.name} - {record.levelname} - {message}"
+    return message
+
+
+@contextlib.contextmanager
+def _logged():
+    """JAX's records while the block runs, kept here and passed to no other handler; the option on
+    (thread-locally) and the persistent compilation cache off, whose hits would change the log."""
+    keep, jax_logger = _Keep(), logging.getLogger("jax")
+    propagate = jax_logger.propagate
+    jax_logger.addHandler(keep)
+    jax_logger.propagate = False
+    cache = jax.config.jax_enable_compilation_cache
+    try:
+        jax.config.update("jax_enable_compilation_cache", False)
+        with jax.log_compiles(True):
+            yield keep.records
+    finally:
+        jax.config.update("jax_enable_compilation_cache", cache)
+        jax_logger.removeHandler(keep)
+        jax_logger.propagate = propagate
+
+
+_LOCK = threading.Lock()
+
+
+def session(plan, form: str = "plain", notes: tuple[str, ...] = ()):
+    """Run ``plan`` with JAX's compile log on, and return ``(text, Counts)``.
+
+    ``plan`` is a sequence of ``(name, body index, step, length)``: each name is one new jitted
+    function of the grader's (made at its first step, from :data:`BODIES`), and each step one of
+    :data:`STEPS` at a vector of that length. ``notes`` are lines of a script's own logger, put
+    between the records at even places.
+    """
+    if form not in FORMATS:
+        raise ValueError(f"unknown format {form!r}")
+    functions: dict[str, tuple] = {}
+    counts = Counts()
+
+    def listen(event, duration_secs, **details):
+        name = details.get("fun_name")
+        if not isinstance(name, str):
+            return
+        if event == TRACE_EVENT:
+            counts.traces[name] += 1
+        elif event == COMPILE_EVENT:
+            inner = re.fullmatch(r"jit\((.*)\)", name)
+            counts.compiles[inner.group(1) if inner else name] += 1
+
+    with _LOCK, _logged() as records:
+        jax.monitoring.register_event_duration_secs_listener(listen)
+        try:
+            for name, body, step, length in plan:
+                if name not in functions:
+                    fn = _named(name, BODIES[body % len(BODIES)])
+                    functions[name] = (jax.jit(fn), jax.jit(fn, static_argnums=1))
+                jitted, static = functions[name]
+                _do(jitted, static, step, length)
+        finally:
+            jax.monitoring.unregister_event_duration_listener(listen)
+    lines = [_line(record, form) for record in records]
+    for place, note in enumerate(notes):
+        at = min(len(lines), 2 * place + 1)
+        lines.insert(at, note)
+    return "\n".join(lines) + "\n", counts
+
+
+# --- the grader's reading of a captured text, for one function ---------------------------------
+
+_TRACED = "Finished tracing {name} for jit in "
+_COMPILED = "Finished XLA compilation of jit({name}) in "
+
+
+def phases_of(text: str, name: str) -> tuple[int, int]:
+    """How many lines of the text hold a trace record, and how many a compile record, of the function
+    ``name`` (a line holding two records counts once: records start on lines of their own)."""
+    if not isinstance(text, str):
+        return 0, 0
+    traced, compiled = _TRACED.format(name=name), _COMPILED.format(name=name)
+    lines = text.splitlines()
+    return sum(traced in line for line in lines), sum(compiled in line for line in lines)
