@@ -14,9 +14,11 @@ compiles nothing. A compile without a trace is common: a call after ``f.trace(x)
 array committed to a device, a ``jax.grad`` of a function traced at that signature.
 
 - :func:`session`: runs a session of the grader's steps in this process with the option on, and
-  returns the text a logging handler of one of :data:`FORMATS` wrote, beside what JAX's own
-  monitoring events say each function did (:class:`Counts`). The answer comes from the events,
-  never from reading the text, so a wrong reading here cannot become the expected value.
+  returns the text a logging handler of one of :data:`FORMATS` wrote, beside what JAX did
+  (:class:`Counts`): each function's traces and XLA compiles from JAX's monitoring events, and the
+  argument types of each program XLA compiled, from the arguments JAX handed its *Compiling* record
+  (the types object itself, never the text) and the compile event that followed it. The answer never
+  comes from reading the text, so a wrong reading here cannot become the expected value.
 - :func:`phases_of`: the grader's reading of a text for one function's records, for a property that
   holds the text a student captured to the events the grader saw while it was captured.
 
@@ -58,10 +60,14 @@ STEPS = ("call", "repeat", "trace", "lower", "aot", "commit", "grad", "clear", "
 
 @dataclass
 class Counts:
-    """What JAX's events said, by the function's name as JAX names it: traces and XLA compiles."""
+    """What JAX did, by the function's name as JAX names it: traces and XLA compiles (its events), and
+    for each program XLA compiled, the argument types as its *Compiling* record writes them, in order
+    (``programs``); ``lowered`` counts the programs lowered and never compiled."""
 
     traces: Counter = field(default_factory=Counter)
     compiles: Counter = field(default_factory=Counter)
+    programs: dict = field(default_factory=dict)
+    lowered: Counter = field(default_factory=Counter)
 
     def of(self, name: str) -> tuple[int, int]:
         return self.traces[name], self.compiles[name]
@@ -71,12 +77,41 @@ class Counts:
 
 
 class _Keep(logging.Handler):
-    def __init__(self):
+    def __init__(self, stream: list):
         super().__init__(logging.DEBUG)
         self.records: list[logging.LogRecord] = []
+        self.stream = stream
 
     def emit(self, record):
         self.records.append(record)
+        self.stream.append(("record", record))
+
+
+def _lowering(record: logging.LogRecord):
+    """``(JAX's name for the program, its argument types as the record writes them)`` of a *Compiling*
+    record (JAX hands it both as arguments), or None for any other record."""
+    args = record.args if isinstance(record.args, tuple) else ()
+    if record.msg.startswith("Compiling %s with global shapes and types %s") and len(args) >= 2:
+        return str(args[0]), "%s" % (args[1],)
+    return None
+
+
+def _programs(stream: list, counts: Counts) -> None:
+    """A compile event is the compile of the latest lowering of the same program (JAX lowers and then
+    compiles, one program at a time); a lowering no compile event took was lowered only."""
+    pending: dict[str, list[str]] = {}
+    for entry in stream:
+        if entry[0] == "record":
+            lowered = _lowering(entry[1])
+            if lowered is not None:
+                pending.setdefault(lowered[0], []).append(lowered[1])
+        elif pending.get(entry[1]):
+            program = pending[entry[1]].pop()
+            inner = re.fullmatch(r"jit\((.*)\)", entry[1])
+            counts.programs.setdefault(inner.group(1) if inner else entry[1], []).append(program)
+    for program, types in pending.items():
+        inner = re.fullmatch(r"jit\((.*)\)", program)
+        counts.lowered[inner.group(1) if inner else program] += len(types)
 
 
 def _named(name: str, body):
@@ -128,10 +163,11 @@ def _line(record: logging.LogRecord, form: str) -> str:
 
 
 @contextlib.contextmanager
-def _logged():
-    """JAX's records while the block runs, kept here and passed to no other handler; the option on
-    (thread-locally) and the persistent compilation cache off, whose hits would change the log."""
-    keep, jax_logger = _Keep(), logging.getLogger("jax")
+def _logged(stream: list):
+    """JAX's records while the block runs, kept here (and in ``stream``) and passed to no other handler;
+    the option on (thread-locally) and the persistent compilation cache off, whose hits would change
+    the log."""
+    keep, jax_logger = _Keep(stream), logging.getLogger("jax")
     propagate = jax_logger.propagate
     jax_logger.addHandler(keep)
     jax_logger.propagate = False
@@ -161,6 +197,7 @@ def session(plan, form: str = "plain", notes: tuple[str, ...] = ()):
         raise ValueError(f"unknown format {form!r}")
     functions: dict[str, tuple] = {}
     counts = Counts()
+    stream: list = []  # JAX's records and compile events, in the order they came
 
     def listen(event, duration_secs, **details):
         name = details.get("fun_name")
@@ -171,8 +208,9 @@ def session(plan, form: str = "plain", notes: tuple[str, ...] = ()):
         elif event == COMPILE_EVENT:
             inner = re.fullmatch(r"jit\((.*)\)", name)
             counts.compiles[inner.group(1) if inner else name] += 1
+            stream.append(("compiled", name))
 
-    with _LOCK, _logged() as records:
+    with _LOCK, _logged(stream) as records:
         jax.monitoring.register_event_duration_secs_listener(listen)
         try:
             for name, body, step, length in plan:
@@ -183,6 +221,7 @@ def session(plan, form: str = "plain", notes: tuple[str, ...] = ()):
                 _do(jitted, static, step, length)
         finally:
             jax.monitoring.unregister_event_duration_listener(listen)
+    _programs(stream, counts)
     lines = [_line(record, form) for record in records]
     for place, note in enumerate(notes):
         at = min(len(lines), 2 * place + 1)

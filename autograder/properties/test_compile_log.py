@@ -2,22 +2,23 @@
 
 Part A (`compile_log_of(work)`) is judged by running work of the grader's (a thunk of steps on a
 program the notebook never saw) inside the student's function, and reading the text it returns for
-that program's records, against the steps the grader chose. Part B (`compile_counts(log_text)`) is
+that program's records, against the steps the grader chose. Part B (`compiled_programs(log_text)`) is
 judged on JAX's own log of sessions the grader runs in its own process, on functions and steps the
-notebook never shows, written by handlers of several formats; the expected counts come from JAX's
-monitoring events during the session, never from reading the text.
+notebook never shows, written by handlers of several formats; the programs expected come from what
+JAX did during the session (its compile events, and the types it handed each *Compiling* record),
+never from reading the text.
 """
 
 from __future__ import annotations
 
 import itertools
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from autograder.kit import PropertyFailure, TRACES, drawn, first_failure, prop, render
-from autograder.kit.compile_log import FORMATS, session, phases_of
+from autograder.kit.compile_log import FORMATS, phases_of, session
 from autograder.kit.handed import Thunk
-from hypothesis import settings
 
 # --- Part A: compile_log_of(work) -----------------------------------------------------------------
 
@@ -123,7 +124,7 @@ def test_holds_its_own_work_only(submission):
             )
 
 
-# --- Part B: compile_counts(log_text) ---------------------------------------------------------------
+# --- Part B: compiled_programs(log_text) -----------------------------------------------------------
 
 #: Names of the grader's functions, as JAX writes them: plain, a lambda's, and two that hold words the
 #: records use (a reader that splits on them misreads them).
@@ -143,22 +144,41 @@ _FORM_WORDS = {
     "absl": "absl's format, `W1208 10:21:03.412345   1234 dispatch.py:236] message`",
     "stamped": "`2026-12-08 10:21:03,412 - logger - LEVEL - message`",
 }
+#: Steps whose every lowering is compiled, and steps that lower or trace without compiling.
+_COMPILING = ("call", "repeat", "aot", "commit", "grad", "clear", "static")
+_PHASES_ONLY = ("trace", "lower")
 #: Sessions every notebook meets: each kind of step, each format, and the names that trip a reader.
-_EXPLICIT = (
+_EVERY_FORMAT = (
     ((("scaled", 0, "call", 3), ("scaled", 0, "repeat", 3), ("scaled", 0, "call", 5)), "plain", ()),
+    ((("jit_update", 3, "call", 5), ("jit_update", 3, "commit", 5), ("jit_update", 3, "grad", 5),
+      ("apply_tracing_mask", 0, "eager", 7), ("apply_tracing_mask", 0, "aot", 7)), "absl", ()),
+    ((("scaled", 2, "static", 3), ("scaled", 2, "static", 4), ("scaled", 2, "clear", 3),
+      ("scaled", 2, "call", 3), ("<lambda>", 1, "call", 8)), "stamped", _NOTES),
+    ((("<lambda>", 2, "call", 4), ("loss_fn", 1, "aot", 6), ("loss_fn", 1, "call", 4)), "basic", _NOTES[:1]),
+)
+_NEVER_COMPILED = (
     ((("loss_fn", 1, "lower", 4), ("loss_fn", 1, "aot", 6), ("<lambda>", 2, "trace", 4),
       ("<lambda>", 2, "call", 4)), "basic", _NOTES[:1]),
-    ((("jit_update", 3, "call", 5), ("jit_update", 3, "commit", 5), ("jit_update", 3, "grad", 5),
-      ("apply_tracing_mask", 0, "eager", 7), ("apply_tracing_mask", 0, "call", 7)), "absl", ()),
-    ((("scaled", 2, "static", 3), ("scaled", 2, "static", 4), ("scaled", 2, "clear", 3),
-      ("scaled", 2, "call", 3), ("<lambda>", 1, "lower", 8)), "stamped", _NOTES),
+    ((("scaled", 0, "call", 3), ("scaled", 0, "lower", 5), ("scaled", 0, "trace", 6), ("scaled", 0, "call", 6)),
+     "plain", ()),
+    ((("jit_update", 3, "trace", 7), ("jit_update", 3, "lower", 8), ("apply_tracing_mask", 1, "lower", 3),
+      ("apply_tracing_mask", 1, "call", 5)), "absl", ()),
 )
-_PLANS = st.tuples(
-    st.lists(st.tuples(st.sampled_from(_NAMES), st.sampled_from(("call", "repeat", "trace", "lower", "aot", "commit",
-                                                                 "grad", "clear", "static")),
-                       st.integers(3, 9)), min_size=2, max_size=6),
-    st.sampled_from(FORMATS),
-)
+
+
+def _plans(kinds, least_phases: int):
+    def usable(steps):
+        # a signature only lowered is never compiled later in the session (JAX would compile the lowering
+        # it kept, with no new *Compiling* record: a case this part does not ask about)
+        lowered = {(name, length) for name, step, length in steps if step == "lower"}
+        others = {(name, length) for name, step, length in steps if step != "lower"}
+        return not lowered & others and sum(step in _PHASES_ONLY for _, step, _ in steps) >= least_phases
+
+    return st.tuples(
+        st.lists(st.tuples(st.sampled_from(_NAMES), st.sampled_from(kinds), st.integers(3, 9)),
+                 min_size=2, max_size=6).filter(usable),
+        st.sampled_from(FORMATS),
+    )
 
 
 def _story(plan, form: str) -> str:
@@ -167,102 +187,93 @@ def _story(plan, form: str) -> str:
     return f"the log of a session ({_FORM_WORDS[form]}): {steps}"
 
 
-def _sessions(submission, case):
-    """The session's text, its counts from JAX's events, and the student's answer, kept for the other
-    property of the group (the same cases, the same text)."""
+def _answer(submission, case):
+    """The session's text, what JAX did, and the student's answer, kept for the other property of the group."""
     plan, form, notes = case
-    key = ("compile_counts", plan, form, notes)
+    key = ("compiled_programs", plan, form, notes)
     memo = submission.memo
     if key not in memo:
-        text, counts = session(plan, form, notes)
-        memo[key] = (text, counts, submission.call("compile_counts", text))
+        text, did = session(plan, form, notes)
+        memo[key] = (did, submission.call("compiled_programs", text))
     return memo[key]
 
 
-def _pair(got, name: str, story: str) -> tuple[int, int] | None:
-    value = got.get(name) if isinstance(got, dict) else None
-    if value is None:
-        return None
-    if (isinstance(value, (tuple, list)) and len(value) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
-        return int(value[0]), int(value[1])
-    raise PropertyFailure(f"`compile_counts` gave `{name}` {render.kind(value)}; it should be a pair of ints, "
-                          "(traces, compiles).", example=story)
+def _same(types: str) -> str:
+    """Argument types compared without spaces, the outer parentheses optional."""
+    flat = "".join(types.split())
+    return flat[1:-1] if flat.startswith("(") and flat.endswith(")") else flat
 
 
-def _judge_counts(submission, case, which: int) -> None:
+def _listed(got, name: str, story: str) -> list[str]:
+    value = got.get(name, []) if isinstance(got, dict) else []
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise PropertyFailure(f"`compiled_programs` gave `{name}` {render.kind(value)}; it should be a list of "
+                          "strings, the argument types of each program.", example=story)
+
+
+def _judge_programs(submission, case) -> None:
     plan, form, _ = case
-    text, counts, got = _sessions(submission, case)
+    did, got = _answer(submission, case)
     story = _story(plan, form)
     if not isinstance(got, dict):
-        raise PropertyFailure(f"`compile_counts` returned {render.kind(got)}, not a dict.", example=story)
-    what = ("traces", "compiles")[which]
-    for name in sorted(counts.names()):
-        pair = _pair(got, name, story)
-        truth = counts.of(name)[which]
-        mine = 0 if pair is None else pair[which]
-        if mine != truth:
-            said = "JAX traced it" if which == 0 else "XLA compiled a program for it"
+        raise PropertyFailure(f"`compiled_programs` returned {render.kind(got)}, not a dict.", example=story)
+    for name in sorted(set(did.programs) | {n for n in got if isinstance(n, str)}):
+        expected = did.programs.get(name, [])
+        mine = _listed(got, name, story)
+        if [_same(t) for t in mine] != [_same(t) for t in expected]:
+            shown = "; ".join(mine) if mine else "none"
             raise PropertyFailure(
-                f"The count of {what} of `{name}` is wrong.", example=story,
-                got=f"{mine} (`{name}` {'missing' if pair is None else 'counted ' + repr(pair)})",
-                expected=f"{truth}: {said} {truth} time(s) in that session",
-            )
-    for name in sorted(set(got) - counts.names()):
-        pair = _pair(got, name, story) if isinstance(name, str) else None
-        if pair is not None and pair[which]:
-            raise PropertyFailure(
-                f"`compile_counts` counts {what} of `{name}`, a name JAX's records never gave one to.",
-                example=story, got=f"{name!r}: {pair}", expected=f"no {what} for that name",
+                f"The programs listed for `{name}` are not the ones XLA compiled for it in that session.",
+                example=story, got=f"{len(mine)} program(s): {shown}"[:600],
+                expected=f"{len(expected)} program(s): " + ("; ".join(expected) if expected else "none"),
             )
 
 
-def _search(submission, which: int) -> None:
-    submission.function("compile_counts")
-    cases = list(_EXPLICIT)
+def _search(submission, explicit, kinds, least_phases: int) -> None:
+    submission.function("compiled_programs")
+    cases = list(explicit)
     drawn.rng(submission.notebook_memo).shuffle(cases)
-    for plan, form, notes in cases:
-        _judge_counts(submission, (tuple((n, b % 4, s, k) for n, b, s, k in plan), form, notes), which)
+    for case in cases:
+        _judge_programs(submission, case)
 
     def check(example):
         steps, form = example
         plan = tuple((name, _NAMES.index(name), step, length) for name, step, length in steps)
-        _judge_counts(submission, (plan, form, ()), which)
+        _judge_programs(submission, (plan, form, ()))
 
-    first_failure(_PLANS, check, settings(TRACES, max_examples=5))
+    first_failure(_plans(kinds, least_phases), check, settings(TRACES, max_examples=5))
 
 
 @prop(
-    group="counts",
+    group="programs",
     points=2,
-    title="`compile_counts` gives each function's number of traces, on logs of sessions the notebook never shows",
-    hint="Which of the session's steps made JAX trace that function, and what did JAX write when it did? Try the "
-    "step yourself with the log on. (Part B)",
+    title="`compiled_programs` lists each function's programs, on logs of sessions the notebook never shows, in "
+    "four handlers' formats",
+    hint="Your list differs from the programs JAX compiled in that session. Which of its steps made JAX compile, "
+    "and what did the log write for each? (Part B)",
 )
-def test_counts_traces(submission):
-    """Input classes the notebook promises (the calls of `compile_counts`):
+def test_lists_the_compiled_programs(submission):
+    """Input classes the notebook promises (the calls of `compiled_programs`):
 
     - a message alone on its line: ``log_text.startswith("Finished tracing ")``
     - a line behind a handler's prefix: ``"WARNING:jax._src.dispatch:Finished" in log_text``
     - a lambda's records: ``"jit(<lambda>)" in log_text``
     - a line of another logger: ``"INFO:train:" in log_text``
     """
-    _search(submission, 0)
+    _search(submission, _EVERY_FORMAT, _COMPILING, 0)
 
 
 @prop(
-    group="counts",
+    group="programs",
     points=2,
-    title="`compile_counts` gives each function's number of XLA compilations, on logs of sessions the notebook "
-    "never shows",
-    hint="Which of the session's steps made XLA compile a program for that function? Run each kind of step "
-    "yourself with the log on, `.trace`, `.lower` and `.compile` among them: which record does only a "
-    "compilation write? (Part B)",
+    title="`compiled_programs` leaves out what JAX traced or lowered and XLA never compiled",
+    hint="Your list holds a program XLA never compiled. Run each step of that session yourself with the log on, "
+    "one at a time: what does each write, and which record says XLA compiled something? (Part B)",
 )
-def test_counts_compiles(submission):
-    """Input classes the notebook promises (the calls of `compile_counts`):
+def test_leaves_out_what_was_never_compiled(submission):
+    """Input classes the notebook promises (the calls of `compiled_programs`):
 
     - a program lowered and never compiled: ``log_text.count("Compiling jit(") > log_text.count("XLA compilation")``
-    - a compile with no trace before it: ``log_text.count("XLA compilation") > log_text.count("Finished tracing")``
     """
-    _search(submission, 1)
+    _search(submission, _NEVER_COMPILED, _COMPILING + _PHASES_ONLY, 1)

@@ -1,13 +1,12 @@
 """Turns the option on for the work and off afterwards, whatever it was before."""
 import io
 import logging
-import re
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-FAILS = {'holds_its_own_work_only'}
+FAILS = {"holds_its_own_work_only"}
 SCORE = 5
 
 
@@ -41,16 +40,22 @@ def compile_log_of(work):
 
 
 # %%
-_TRACED = re.compile(r"Finished tracing (.+?) for jit in \S+ sec")
+import re
+
+
+_LOWERED = re.compile(r"Compiling jit\((.+?)\) with global shapes and types (\(.*\))\. Argument mapping")
 _COMPILED = re.compile(r"Finished XLA compilation of jit\((.+)\) in \S+ sec")
 
 
-def compile_counts(log_text):
-    counts = {}
+def compiled_programs(log_text):
+    waiting = {}  # each function's lowered programs XLA has not compiled yet, the latest last
+    programs = {}
     for line in log_text.splitlines():
-        for which, pattern in enumerate((_TRACED, _COMPILED)):
-            found = pattern.search(line)
-            if found:
-                traces, compiles = counts.get(found.group(1), (0, 0))
-                counts[found.group(1)] = (traces + (which == 0), compiles + (which == 1))
-    return counts
+        lowered = _LOWERED.search(line)
+        if lowered:
+            waiting.setdefault(lowered.group(1), []).append(lowered.group(2))
+            continue
+        compiled = _COMPILED.search(line)
+        if compiled and waiting.get(compiled.group(1)):
+            programs.setdefault(compiled.group(1), []).append(waiting[compiled.group(1)].pop())
+    return programs
