@@ -42,6 +42,7 @@ GRADE_CALL = re.compile(r'grade\("(\w+)", "(\w+)", globals\(\)\)')
 #: FAILS, held to the graders by tests/test_graders.py), and one the self-check catches.
 MISSED = {
     "cache_misses": "shape_before_dtype.py",
+    "compile_log": "every_compiling_line_a_program.py",
     "branch_repair": "student_r3_bad_static_gain_wrapper.py",
     "host_sync": "student_static_lr.py",
     "ledger_extension": "student_c_dict_insertion_order.py",
@@ -52,6 +53,7 @@ MISSED = {
 }
 CAUGHT = {
     "cache_misses": ("never_redefined.py", "causes"),
+    "compile_log": ("returns_a_list_of_lines.py", "capture"),
     "branch_repair": ("swapped_branches.py", "repair"),
     "host_sync": ("read_once_reads_each_step.py", "reads"),
     "ledger_extension": ("sixteen_int32.py", "sixteen"),

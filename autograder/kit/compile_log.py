@@ -19,8 +19,8 @@ array committed to a device, a ``jax.grad`` of a function traced at that signatu
   argument types of each program XLA compiled, from the arguments JAX handed its *Compiling* record
   (the types object itself, never the text) and the compile event that followed it. The answer never
   comes from reading the text, so a wrong reading here cannot become the expected value.
-- :func:`phases_of`: the grader's reading of a text for one function's records, for a property that
-  holds the text a student captured to the events the grader saw while it was captured.
+- :func:`phases_of`: the grader's reading of a text for one function's records (traces, lowerings,
+  compiles), for a property that holds the text a student captured to the steps the grader ran.
 
 The wording is JAX's internal text, pinned with the JAX version.
 """
@@ -232,14 +232,15 @@ def session(plan, form: str = "plain", notes: tuple[str, ...] = ()):
 # --- the grader's reading of a captured text, for one function ---------------------------------
 
 _TRACED = "Finished tracing {name} for jit in "
+_LOWERED = "Compiling jit({name}) with global shapes and types "
 _COMPILED = "Finished XLA compilation of jit({name}) in "
 
 
-def phases_of(text: str, name: str) -> tuple[int, int]:
-    """How many lines of the text hold a trace record, and how many a compile record, of the function
-    ``name`` (a line holding two records counts once: records start on lines of their own)."""
+def phases_of(text: str, name: str) -> tuple[int, int, int]:
+    """How many lines of the text hold a trace record, a lowering (*Compiling*) record and a compile
+    record of the function ``name`` (a line holding two records counts once: records start on lines
+    of their own)."""
     if not isinstance(text, str):
-        return 0, 0
-    traced, compiled = _TRACED.format(name=name), _COMPILED.format(name=name)
+        return 0, 0, 0
     lines = text.splitlines()
-    return sum(traced in line for line in lines), sum(compiled in line for line in lines)
+    return tuple(sum(record.format(name=name) in line for line in lines) for record in (_TRACED, _LOWERED, _COMPILED))
