@@ -1639,8 +1639,59 @@ def _ledger_extension_claims():
     ]
 
 
+_COMPILE_LOG_PHASES = """
+def _phase_records(step):
+    fn = jax.jit(lambda v, s: jnp.tanh(v * s))
+    text = compile_log_of(lambda: step(fn))
+    return [kind for kind, words in (("trace", "Finished tracing"), ("lower", "Compiling jit("),
+                                     ("compile", "Finished XLA compilation")) if words in text]
+
+_xs = [jax.device_put(np.linspace(0.0, 1.0, n, dtype=np.float32)) for n in (21, 22, 23)]
+_records = [_phase_records(lambda f: f.trace(_xs[0], 0.5)),
+            _phase_records(lambda f: f.trace(_xs[0], 0.5).lower()),
+            _phase_records(lambda f: f.lower(_xs[0], 0.5)),
+            _phase_records(lambda f: f.lower(_xs[0], 0.5).compile())]
+_kept = jax.jit(lambda v, s: jnp.tanh(v * s))
+_kept.lower(_xs[1], 0.5)
+_later = compile_log_of(lambda: _kept(_xs[1], 0.5))
+_levels = []
+
+class _Level(logging.Handler):
+    def emit(self, record):
+        _levels.append((record.levelname, record.name.split(".")[0]))
+
+_jax_logger = logging.getLogger("jax")
+_level = _Level()
+_jax_logger.addHandler(_level)
+try:
+    with jax.log_compiles(True):
+        jax.jit(lambda v: v + 1.0)(_xs[2])
+finally:
+    _jax_logger.removeHandler(_level)
+result = [_records, [w in _later for w in ("Finished tracing", "Compiling jit(", "Finished XLA compilation")],
+          sorted(set(_levels))]
+"""
+PROBES["compile_log"] = {"phases": _COMPILE_LOG_PHASES}
+
+
+def _compile_log_claims():
+    a = "compile_log"
+
+    def phases(run):
+        records, later, levels = run.probe("phases")
+        _eq(records, [["trace"], ["trace", "lower"], ["trace", "lower"], ["trace", "lower", "compile"]])
+        _eq(later, [False, False, True])
+
+    return [
+        Claim(a, "`f.trace(x)` traces, `f.trace(x).lower()` (or `f.lower(x)`) lowers, and `.compile()` on what `lower` returned compiles.", phases),
+        Claim(a, "JAX keeps what each phase made, and a later call reuses what it can.", phases),
+        Claim(a, "It writes them through Python's standard `logging` module, as warnings.",
+              lambda run: _eq(run.probe("phases")[2], [["WARNING", "jax"]])),
+    ]
+
+
 CLAIMS = (_host_sync_claims() + _padded_masking_claims() + _loops_claims() + _cache_misses_claims()
-          + _branch_repair_claims() + _static_max_mode_claims() + _ledger_extension_claims())
+          + _branch_repair_claims() + _static_max_mode_claims() + _ledger_extension_claims() + _compile_log_claims())
 
 
 # --------------------------------------------------------------------------- the tests
@@ -1833,6 +1884,41 @@ def test_eqn_count_pprof_counts_the_unrolled_loop_by_line(tmp_path):
     assert by_line == {body_line: 90}, (
         f"release/loops: the sentence “{_PPROF_SENTENCE}” does not hold: the dump counts {by_line}, "
         f"not 90 equations on the loop's body line {body_line}")
+
+
+# --- compile_log: the sample log the notebook shows ----------------------------------------------
+
+_SAMPLE_RUN = r"""
+import io, logging, jax, jax.numpy as jnp
+print("option before:", jax.config.jax_log_compiles)
+kept = io.StringIO()
+handler = logging.StreamHandler(kept)
+jax_logger = logging.getLogger("jax")
+jax_logger.addHandler(handler)
+jax_logger.propagate = False
+with jax.log_compiles(True):
+    exec(compile(SAMPLE, "<sample>", "exec"))
+print(kept.getvalue(), end="")
+"""
+
+
+def test_the_compile_log_sample_is_what_jax_writes():
+    """compile_log shows the log JAX 0.12 wrote for a short session "in a fresh process" with the option on
+    ("off unless you turn it on"): run the notebook's own code in a fresh process and compare record by record,
+    the durations aside."""
+    text = "\n".join(c.source for c in nbformat.read(REPO / "release" / "compile_log" / "compile_log.ipynb",
+                                                       as_version=4).cells if c.cell_type == "markdown")
+    assert "off unless you turn it on" in text and "in a fresh process on JAX 0.12.0.1" in _norm(text)
+    code = re.search(r"```python\n(.*?)```", text, re.DOTALL).group(1)
+    shown = re.search(r"```text\n(.*?)```", text, re.DOTALL).group(1).splitlines()
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, "-c", f"SAMPLE = {code!r}\n" + _SAMPLE_RUN], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    first, *written = proc.stdout.splitlines()
+    assert first == "option before: False"
+    durations = re.compile(r" in \d+\.\d+ sec$")
+    assert [durations.sub(" in _ sec", line) for line in written] == [durations.sub(" in _ sec", line) for line in shown]
 
 
 # --- the README's learning goals ---------------------------------------------------------------
