@@ -1685,7 +1685,7 @@ def _compile_log_claims():
     return [
         Claim(a, "`f.trace(x)` traces, `f.trace(x).lower()` (or `f.lower(x)`) lowers, and `.compile()` on what `lower` returned compiles.", phases),
         Claim(a, "JAX keeps what each phase made, and a later call reuses what it can.", phases),
-        Claim(a, "It writes them through Python's standard `logging` module, as warnings.",
+        Claim(a, "It writes them through Python's standard `logging` module, at the level of a warning (`WARNING`).",
               lambda run: _eq(run.probe("phases")[2], [["WARNING", "jax"]])),
     ]
 

@@ -571,7 +571,7 @@ def test_other_students_files_are_unchanged(batch):
 
 @slow
 def test_outputs_are_kept_within_their_bytes(batch):
-    """floods-nbgrader-memory displayed 96 MiB: its autograded notebook keeps a line saying so."""
+    """floods-nbgrader-memory displayed 36 MiB: its autograded notebook keeps a line saying so."""
     sizes = {path.parent.parent.name: path.stat().st_size
              for path in (batch.course.root / "autograded").glob("*/*/*.ipynb")}
     assert sizes["h-floods-nbgrader-memory"] < 2**20, sizes["h-floods-nbgrader-memory"]

@@ -36,9 +36,35 @@ def _render_result(result: PropertyResult) -> list[str]:
     for label, attribute in _LABELS:
         text = getattr(failure, attribute, "")
         if text:
-            lines.append(f"        {label + ':':<10}{text}")
+            lines.append(f"        {label + ':':<10}{_field(text)}")
     lines.append(f"        {'Hint:':<10}{prop.hint}")
     return lines
+
+
+#: A field's most characters and lines: a failure may quote what the student's code returned.
+FIELD_CHARACTERS, FIELD_LINES = 4000, 40
+#: Where a field's text starts on its line, and so where each of its later lines starts: inside the field,
+#: never at a property's or a group's place (a returned string holding "\n  PASS  ..." stays the field's).
+_FIELD_INDENT = " " * 18
+
+
+def _field(text) -> str:
+    """A field's text within :data:`FIELD_CHARACTERS` and :data:`FIELD_LINES`, each line after its first
+    indented under the first: no line of it can read as a property's, a group's or a label's."""
+    text = str(text)
+    lines = text.splitlines() or [""]
+    cut = len(lines) > FIELD_LINES or len(text) > FIELD_CHARACTERS
+    lines = lines[:FIELD_LINES]
+    kept, size = [], 0
+    for line in lines:
+        if size + len(line) > FIELD_CHARACTERS:
+            kept.append(line[:max(0, FIELD_CHARACTERS - size)])
+            break
+        kept.append(line)
+        size += len(line) + 1
+    if cut:
+        kept[-1] += f" ... (cut: {len(text)} characters in all)"
+    return ("\n" + _FIELD_INDENT).join(kept)
 
 
 def _points(value: float) -> str:
@@ -46,8 +72,8 @@ def _points(value: float) -> str:
 
 
 #: Where a line's text starts: after ``  PASS  `` / ``  FAIL  `` or after a label.
-_HANGING = re.compile(r"^( *(?:PASS|FAIL|NOTE) {2}| {8}[A-Z][a-z]+: *)")
-_MARK = re.compile(r"^( *)(PASS|FAIL|NOTE)( )")
+_HANGING = re.compile(r"^(  (?:PASS|FAIL|NOTE) {2}| {8}[A-Z][a-z]+: *)")
+_MARK = re.compile(r"^(  )(PASS|FAIL|NOTE)( )")
 #: Per line, not on the box: the newlines between the line ``<div>``s must not show as blank lines.
 _LINE_STYLE = "margin:0;white-space:pre-wrap;overflow-wrap:anywhere;padding-left:{indent}ch;text-indent:-{indent}ch"
 _BOX_STYLE = (

@@ -51,6 +51,7 @@ _ATTRIBUTES = {
     "get_objects": "the garbage collector's object lists", "get_referrers": "the garbage collector's object lists",
     "get_referents": "the garbage collector's object lists",
     "__globals__": "a function's hidden state", "__closure__": "a function's hidden state",
+    "cell_contents": "a function's hidden state",
     "__code__": "a function's hidden state", "__subclasses__": "a walk of every class",
     "__builtins__": "the interpreter's built-ins",
     "settrace": "a tracer on every call", "setprofile": "a tracer on every call",

@@ -21,8 +21,9 @@
 - :mod:`render`: inputs and results in plain words for feedback; :mod:`drawn`: an order drawn once per
   notebook (``drawn.rng(submission.notebook_memo)``), the same at every regrade;
 - submodules for one kind of evidence each: :mod:`autograder.kit.jaxprs` (equation counts of a
-  staged computation, sub-jaxprs found by type) and :mod:`autograder.kit.cache_log` (JAX's own
-  cache-miss explanations, captured live);
+  staged computation, sub-jaxprs found by type), :mod:`autograder.kit.cache_log` (JAX's own
+  cache-miss explanations, captured live) and :mod:`autograder.kit.compile_log` (JAX's compile log of
+  the grader's own sessions, with what JAX did in them, and a reading of a captured text);
 - :mod:`autograder.kit.programs`: functions a property hands to a student's function, built from
   a description that can travel to a kernel judged from outside.
 

@@ -211,6 +211,7 @@ def session(plan, form: str = "plain", notes: tuple[str, ...] = ()):
             stream.append(("compiled", name))
 
     with _LOCK, _logged(stream) as records:
+        jax.clear_caches()  # JAX's own eager programs compile in every session, whatever ran before it
         jax.monitoring.register_event_duration_secs_listener(listen)
         try:
             for name, body, step, length in plan:
@@ -236,11 +237,31 @@ _LOWERED = "Compiling jit({name}) with global shapes and types "
 _COMPILED = "Finished XLA compilation of jit({name}) in "
 
 
-def phases_of(text: str, name: str) -> tuple[int, int, int]:
+def phases_of(text: str, name: str, by_line: bool = True) -> tuple[int, int, int]:
     """How many lines of the text hold a trace record, a lowering (*Compiling*) record and a compile
     record of the function ``name`` (a line holding two records counts once: records start on lines
-    of their own)."""
+    of their own); with ``by_line`` false, how many of each the text holds, wherever they are."""
     if not isinstance(text, str):
         return 0, 0, 0
+    records = [record.format(name=name) for record in (_TRACED, _LOWERED, _COMPILED)]
+    if not by_line:
+        return tuple(text.count(record) for record in records)
     lines = text.splitlines()
-    return tuple(sum(record.format(name=name) in line for line in lines) for record in (_TRACED, _LOWERED, _COMPILED))
+    return tuple(sum(record in line for line in lines) for record in records)
+
+
+def lowered_types_of(text: str, name: str, by_line: bool = True) -> list[str]:
+    """The argument types of each lowering record of the function ``name`` in the text, in order, as the
+    record writes them (``(ShapedArray(float32[3]),)``): the first on each line, or (``by_line`` false)
+    every one, wherever it is."""
+    if not isinstance(text, str):
+        return []
+    head, found = _LOWERED.format(name=name), []
+    for piece in text.splitlines() if by_line else text.split(head)[1:]:
+        if by_line:
+            at = piece.find(head)
+            if at < 0:
+                continue
+            piece = piece[at + len(head):]
+        found.append(piece.split(". Argument mapping", 1)[0])
+    return found

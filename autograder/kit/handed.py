@@ -28,7 +28,8 @@ import numpy as np
 from autograder.kit import programs
 
 #: What a thunk may do to its program, on what inputs.
-ACTIONS = ("call", "trace", "lower", "aot", "clear", "read", "static", "commit", "stack", "work", "log_on", "log_off")
+ACTIONS = ("call", "trace", "lower", "aot", "clear", "read", "static", "commit", "stack", "work", "log_on", "log_off",
+           "log_read")
 LR_FORMS = ("weak", "strong")
 MAX_ACTIONS, MAX_LENGTH = 8, 64
 
@@ -124,12 +125,15 @@ class Thunk:
     program of the same name's that multiplies 1024-by-1024 matrices and converts the result to NumPy
     (slow, and reusing its program after its first run), ``"log_on"`` and ``"log_off"`` set JAX's option
     ``jax_log_compiles`` (the program untouched), so that a function that must leave the option as it
-    found it meets it on.
+    found it meets it on, and ``"log_read"`` notes the option's value where the thunk runs, from the
+    module JAX really is (``log_option``, reported back): never through a name of the notebook's, which
+    the notebook may have bound to anything.
     """
 
     def __init__(self, program: str, recipe: tuple, actions: tuple):
         self.program, self.recipe, self.actions = program, recipe, tuple(map(tuple, actions))
         self.calls = 0
+        self.log_option: bool | None = None
 
     def __call__(self):
         self.calls += 1
@@ -137,7 +141,10 @@ class Thunk:
         if jitted is None:
             jitted = _PROGRAMS[self.program] = jax.jit(programs.program(*self.recipe))
         for action in self.actions:
-            _act(jitted, *action)
+            if action[0] == "log_read":
+                self.log_option = bool(jax.config.jax_log_compiles)
+            else:
+                _act(jitted, *action)
 
     def __repr__(self) -> str:
         return "<a thunk of the grader's>"
@@ -173,11 +180,14 @@ class Thunk:
         return cls(program, (parts, recipe[1]), tuple(actions))
 
     def report(self) -> dict:
-        return {"calls": self.calls}
+        return {"calls": self.calls, "log_option": self.log_option}
 
     def absorb(self, report: dict) -> None:
         calls = report.get("calls", 0) if isinstance(report, dict) else 0
         self.calls += calls if type(calls) is int and 0 <= calls <= 1000 else 0
+        option = report.get("log_option") if isinstance(report, dict) else None
+        if type(option) is bool:
+            self.log_option = option
 
 
 #: Learning rates a ``"static"`` action has not used yet in this process, and numbers of copies a

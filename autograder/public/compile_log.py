@@ -35,38 +35,45 @@ def _text(names, work):
     return text
 
 
-@public("capture", "`compile_log_of(work)` returns a text that names the function the work compiled",
-        "The work made JAX trace and compile `_selfcheck_probe`, and your text never names it. Was JAX writing "
-        "its compile log while the work ran, and where did its records go? (Part A)")
+@public("capture", "`compile_log_of(work)` returns a text that names the function the work compiled, and the "
+        "types of its arguments", "The work made JAX trace, lower and compile `_selfcheck_probe` at float32[n], and your "
+        "text does not say so. Was JAX writing its compile log while the work ran, and did each record reach your "
+        "text whole? (Part A)")
 def capture_names_the_work(names, rng):
     def run():
         work, length = _fresh_work()
         text = _text(names, work)
-        if "_selfcheck_probe" not in text:
-            shown = text if len(text) < 120 else text[:117] + "..."
-            raise Mismatch("The text does not name the function the work compiled.", repr(shown),
-                           "a text naming `_selfcheck_probe`")
+        shown = text if len(text) < 160 else text[:157] + "..."
+        if "_selfcheck_probe" not in text or f"float32[{length}]" not in text:
+            raise Mismatch("The text does not name the function the work compiled, and its argument types.",
+                           repr(shown), f"a text naming `_selfcheck_probe` and float32[{length}]")
 
     yield "compile_log_of(work), where work() calls a new jax.jit(_selfcheck_probe) at float32[n]", run
 
 
-@public("capture", "after `compile_log_of` returns, JAX's option is as it was, and a second text holds only its own work",
-        "Something of the first call outlived it. What did your function change while the work ran, and is it "
-        "as it was once your function returns? (Part A)")
+@public("capture", "`compile_log_of` leaves JAX's option as it was, off or on, and a second text holds only its own work",
+        "Something of one call outlived it. What did your function change while the work ran, and is it as it "
+        "was once your function returns? (Part A)")
 def capture_leaves_things_as_found(names, rng):
     def run():
-        before = jax.config.jax_log_compiles
-        work, _ = _fresh_work()
-        _text(names, work)
-        after = jax.config.jax_log_compiles
-        if after != before:
-            raise Mismatch("`jax_log_compiles` changed.", f"{after!r} after the call", f"{before!r}, as before it")
-        text = _text(names, lambda: None)
-        if "_selfcheck_probe" in text:
-            raise Mismatch("A work that compiles nothing got a text naming the earlier work's function.",
-                           "a text naming `_selfcheck_probe`", "nothing of the earlier work")
+        saved = jax.config.jax_log_compiles
+        try:
+            for option in (False, True):
+                jax.config.update("jax_log_compiles", option)
+                work, _ = _fresh_work()
+                _text(names, work)
+                after = jax.config.jax_log_compiles
+                if after != option:
+                    raise Mismatch(f"With `jax_log_compiles` {'on' if option else 'off'} before the call, it changed.",
+                                   f"{after!r} after the call", f"{option!r}, as before it")
+                text = _text(names, lambda: None)
+                if "_selfcheck_probe" in text:
+                    raise Mismatch("A work that compiles nothing got a text naming the earlier work's function.",
+                                   "a text naming `_selfcheck_probe`", "nothing of the earlier work")
+        finally:
+            jax.config.update("jax_log_compiles", saved)
 
-    yield "compile_log_of(work), then compile_log_of(lambda: None)", run
+    yield "compile_log_of(work), then compile_log_of(lambda: None), with the option off and then on", run
 
 
 #: Two short sessions JAX 0.12.0.1 logged with `jax_log_compiles` on, as a handler wrote them, and what

@@ -641,7 +641,8 @@ FIRST = (
 )
 
 #: One module per concern added since, each with its ENTRIES (see hostile.model).
-CONCERNS = ("isolation", "pages", "budgets", "forging", "redteam", "boundary", "logs", "environment", "clinic")
+CONCERNS = ("isolation", "pages", "budgets", "forging", "redteam", "boundary", "logs", "environment", "clinic",
+            "compile_log")
 CORPUS = FIRST + tuple(entry for concern in CONCERNS
                        for entry in importlib.import_module(f"hostile.{concern}").ENTRIES)
 BY_NAME = {entry.name: entry for entry in CORPUS}

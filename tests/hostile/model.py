@@ -14,6 +14,7 @@ from .notebooks import Build
 
 SMM, PM, BR, LE = "static_max_mode", "padded_masking", "branch_repair", "ledger_extension"
 HS, LP, CM, RC = "host_sync", "loops", "cache_misses", "repair_clinic"
+CL = "compile_log"
 
 #: Points of each autograded cell, as the source notebooks give them (checked by the test).
 FULL = {
@@ -25,6 +26,7 @@ FULL = {
     LP: {"test_rolled": 2, "test_counting": 2, "test_pytree": 2, "test_attribution": 2},
     CM: {"test_repairs": 3, "test_traces": 2, "test_causes": 2},
     RC: {"test_scale": 2, "test_step": 2, "test_smooth": 2, "test_dataset": 2, "test_train": 2},
+    CL: {"test_capture": 2, "test_programs": 4},
 }
 NOT_GRADED = "not graded"
 Scores = Mapping[str, float | None] | str

@@ -22,9 +22,12 @@ What the review saw, before the fixes:
 - ``pastes-a-rescaled-step``: ``pastes-a-seen-step`` with the substitute's two factors (constants in
   the program a trainer is handed: ``stablehlo.constant dense<0.725601196>``) divided back out:
   the lesson's step, which the notebook never wrote, and both step checks pass;
-- ``floods-nbgrader-memory``: three ``display`` outputs of 32 MiB on one line each: nbgrader holds
-  them (LimitOutput counts lines, not bytes) and writes them into the autograded notebook (the
-  review: 3 x 100 MiB took nbgrader's process to 1192 MiB and left a 300 MiB notebook);
+- ``floods-nbgrader-memory``: three ``display`` outputs of 12 MiB on one line each, each over the
+  8 MiB an output may hold: nbgrader holds them (LimitOutput counts lines, not bytes) and writes them
+  into the autograded notebook (the review: 3 x 100 MiB took nbgrader's process to 1192 MiB and left
+  a 300 MiB notebook). The batch used 3 x 32 MiB until a fresh-clone run under the suite's load
+  scored the notebook's last cell zero, most likely past the batch's 80 s a notebook while 96 MiB
+  crossed IOPub; 36 MiB is over both the output's and the notebook's limits as well;
 - ``sanitises-slowly``: 8 MiB of ``text/markdown`` output (``[a](`` repeated) costs nbgrader's
   process ~13 s of CPU per MiB in ``SanitiseStudentContent`` (nbconvert's markdown parser), after
   the kernel and its budget are gone: 89 s for a notebook with a 60 s budget, and it scales with
@@ -234,8 +237,8 @@ ENTRIES: tuple[Hostile, ...] = (
         # Held since ConfinedExecute keeps an output only within 8 MiB (32 MiB a notebook): the review's
         # 3 x 100 MiB took nbgrader's process to 1192 MiB and left a 300 MiB notebook. The batch checks the
         # autograded notebook's size too.
-        "floods-nbgrader-memory", SMM, (insert_after("choose", FLOODS_NBGRADER.format(count=3, mib=32)),),
-        points(SMM), feedback=r"an output of 32.0 MiB was left out here(.|\n)*redteam-flood: displayed 3 outputs of 32 MiB",
+        "floods-nbgrader-memory", SMM, (insert_after("choose", FLOODS_NBGRADER.format(count=3, mib=12)),),
+        points(SMM), feedback=r"an output of 12.0 MiB was left out here(.|\n)*redteam-flood: displayed 3 outputs of 12 MiB",
     ),
     Hostile(
         # Held in the review: none survived kill_leftovers; the batch's last test finds no process left.
