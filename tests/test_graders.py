@@ -31,6 +31,7 @@ from conftest import REPO
 from autograder import assignments, from_python, group_points, properties_of, run_group
 from autograder.grading import compile_cache, compiler, judge
 from autograder.grading.feedback import render
+from autograder.tools.repository import as_a_kernel_starts
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES = sorted(CORPUS.glob("*/*.py"))
@@ -67,8 +68,7 @@ def grade_file(path: str) -> Verdict:
 
     if not _NBGRADERS_ENVIRONMENT:  # not set up as a worker: set up now, before JAX makes a backend
         _as_kernels_compile()
-    jax.clear_caches()
-    _logging_as_a_kernel_starts()
+    as_a_kernel_starts()
     assignment = Path(path).parent.name
     _read_the_references_programs(assignment)
     submission = from_python(path)
@@ -80,30 +80,6 @@ def grade_file(path: str) -> Verdict:
                    {f"test_{report.group}": report.earned for report in reports},
                    "\n".join(render(report) for report in reports), declared, os.environ.get("XLA_FLAGS", ""),
                    jax.config.jax_compilation_cache_dir)
-
-
-#: Python's logging as this process found it: what a kernel starts with.
-_LOGGING_AT_START: dict = {}
-
-
-def _logging_as_a_kernel_starts() -> None:
-    """Put Python's logging (the root's and JAX's loggers) and JAX's compile-log option back as they were
-    when this process first graded: an earlier file's handler (compile_log's answers add and remove them,
-    and some forget to) must not change what the next file's code finds, as no kernel inherits another's."""
-    import logging
-
-    import jax
-
-    loggers = {name: logging.getLogger(name) for name in ("", "jax")}
-    if not _LOGGING_AT_START:
-        _LOGGING_AT_START.update({name: (list(lg.handlers), lg.level, lg.propagate, list(lg.filters))
-                                  for name, lg in loggers.items()})
-    for name, (handlers, level, propagate, filters) in _LOGGING_AT_START.items():
-        logger = loggers[name]
-        logger.handlers[:], logger.filters[:] = handlers, filters
-        logger.setLevel(level)
-        logger.propagate = propagate
-    jax.config.update("jax_log_compiles", False)
 
 
 #: The tests that read a file's verdict from the pool (the files graded beside the code are not).

@@ -48,3 +48,30 @@ def is_correct(path: Path) -> bool:
     if path.suffix == ".ipynb":
         return path.stem == "correct"
     return not declared(path, "FAILS", {"?"})
+
+
+#: Python's logging as this process found it: what a kernel starts with.
+_LOGGING_AT_START: dict = {}
+
+
+def as_a_kernel_starts() -> None:
+    """Before grading a corpus file in a process that graded others (tests/test_graders.py's workers, the
+    device check): JAX's caches cleared, and Python's logging (the root's and JAX's loggers) and JAX's
+    compile-log option as they were when this process first graded, since no kernel inherits another's.
+    An earlier file's handler must not change what the next file's code finds (a ``logging.basicConfig``
+    does nothing once the root logger has a handler)."""
+    import logging
+
+    import jax
+
+    jax.clear_caches()
+    loggers = {name: logging.getLogger(name) for name in ("", "jax")}
+    if not _LOGGING_AT_START:
+        _LOGGING_AT_START.update({name: (list(lg.handlers), lg.level, lg.propagate, list(lg.filters))
+                                  for name, lg in loggers.items()})
+    for name, (handlers, level, propagate, filters) in _LOGGING_AT_START.items():
+        logger = loggers[name]
+        logger.handlers[:], logger.filters[:] = handlers, filters
+        logger.setLevel(level)
+        logger.propagate = propagate
+    jax.config.update("jax_log_compiles", False)
