@@ -14,8 +14,7 @@ compiles nothing. A compile without a trace is common: a call after ``f.trace(x)
 array committed to a device, a ``jax.grad`` of a function traced at that signature.
 
 - :func:`session`: runs a session of the grader's steps in this process with the option on, and
-  returns the text a logging handler of one of :data:`FORMATS` wrote, beside what JAX did
-  (:class:`Counts`): each function's traces and XLA compiles from JAX's monitoring events, and the
+  returns the text a logging handler of one of :data:`FORMATS` wrote, beside what JAX did: the
   argument types of each program XLA compiled, from the arguments JAX handed its *Compiling* record
   (the types object itself, never the text) and the compile event that followed it. The answer never
   comes from reading the text, so a wrong reading here cannot become the expected value.
@@ -32,14 +31,11 @@ import logging
 import re
 import threading
 import time
-from collections import Counter
-from dataclasses import dataclass, field
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
 #: How a handler may have written each record: plain, logging's basic format, absl's (as a
@@ -58,22 +54,10 @@ BODIES = (
 STEPS = ("call", "repeat", "trace", "lower", "aot", "commit", "grad", "clear", "static", "eager")
 
 
-@dataclass
-class Counts:
-    """What JAX did, by the function's name as JAX names it: traces and XLA compiles (its events), and
-    for each program XLA compiled, the argument types as its *Compiling* record writes them, in order
-    (``programs``); ``lowered`` counts the programs lowered and never compiled."""
-
-    traces: Counter = field(default_factory=Counter)
-    compiles: Counter = field(default_factory=Counter)
-    programs: dict = field(default_factory=dict)
-    lowered: Counter = field(default_factory=Counter)
-
-    def of(self, name: str) -> tuple[int, int]:
-        return self.traces[name], self.compiles[name]
-
-    def names(self) -> set[str]:
-        return {n for n, k in self.traces.items() if k} | {n for n, k in self.compiles.items() if k}
+def _function(program: str) -> str:
+    """The function's name as a trace record gives it, from JAX's name for its program (``jit(f)``)."""
+    inner = re.fullmatch(r"jit\((.*)\)", program)
+    return inner.group(1) if inner else program
 
 
 class _Keep(logging.Handler):
@@ -96,22 +80,20 @@ def _lowering(record: logging.LogRecord):
     return None
 
 
-def _programs(stream: list, counts: Counts) -> None:
-    """A compile event is the compile of the latest lowering of the same program (JAX lowers and then
-    compiles, one program at a time); a lowering no compile event took was lowered only."""
+def _programs(stream: list) -> dict[str, list[str]]:
+    """Each function's compiled programs, as the argument types of their lowering records, in order: a
+    compile event is the compile of the latest lowering of the same program not compiled yet (JAX lowers
+    and then compiles, one program at a time); a lowering no compile event took was lowered only."""
     pending: dict[str, list[str]] = {}
+    programs: dict[str, list[str]] = {}
     for entry in stream:
         if entry[0] == "record":
             lowered = _lowering(entry[1])
             if lowered is not None:
                 pending.setdefault(lowered[0], []).append(lowered[1])
         elif pending.get(entry[1]):
-            program = pending[entry[1]].pop()
-            inner = re.fullmatch(r"jit\((.*)\)", entry[1])
-            counts.programs.setdefault(inner.group(1) if inner else entry[1], []).append(program)
-    for program, types in pending.items():
-        inner = re.fullmatch(r"jit\((.*)\)", program)
-        counts.lowered[inner.group(1) if inner else program] += len(types)
+            programs.setdefault(_function(entry[1]), []).append(pending[entry[1]].pop())
+    return programs
 
 
 def _named(name: str, body):
@@ -186,7 +168,8 @@ _LOCK = threading.Lock()
 
 
 def session(plan, form: str = "plain", notes: tuple[str, ...] = ()):
-    """Run ``plan`` with JAX's compile log on, and return ``(text, Counts)``.
+    """Run ``plan`` with JAX's compile log on, and return ``(text, programs)``: the text a handler of the
+    given format wrote, and each function's compiled programs (:func:`_programs`).
 
     ``plan`` is a sequence of ``(name, body index, step, length)``: each name is one new jitted
     function of the grader's (made at its first step, from :data:`BODIES`), and each step one of
@@ -196,18 +179,11 @@ def session(plan, form: str = "plain", notes: tuple[str, ...] = ()):
     if form not in FORMATS:
         raise ValueError(f"unknown format {form!r}")
     functions: dict[str, tuple] = {}
-    counts = Counts()
     stream: list = []  # JAX's records and compile events, in the order they came
 
     def listen(event, duration_secs, **details):
         name = details.get("fun_name")
-        if not isinstance(name, str):
-            return
-        if event == TRACE_EVENT:
-            counts.traces[name] += 1
-        elif event == COMPILE_EVENT:
-            inner = re.fullmatch(r"jit\((.*)\)", name)
-            counts.compiles[inner.group(1) if inner else name] += 1
+        if event == COMPILE_EVENT and isinstance(name, str):
             stream.append(("compiled", name))
 
     with _LOCK, _logged(stream) as records:
@@ -222,12 +198,12 @@ def session(plan, form: str = "plain", notes: tuple[str, ...] = ()):
                 _do(jitted, static, step, length)
         finally:
             jax.monitoring.unregister_event_duration_listener(listen)
-    _programs(stream, counts)
+    programs = _programs(stream)
     lines = [_line(record, form) for record in records]
     for place, note in enumerate(notes):
         at = min(len(lines), 2 * place + 1)
         lines.insert(at, note)
-    return "\n".join(lines) + "\n", counts
+    return "\n".join(lines) + "\n", programs
 
 
 # --- the grader's reading of a captured text, for one function ---------------------------------

@@ -250,8 +250,8 @@ def _answer(submission, case):
     key = ("compiled_programs", plan, form, notes)
     memo = submission.memo
     if key not in memo:
-        text, did = session(plan, form, notes)
-        memo[key] = (did, submission.call("compiled_programs", text))
+        text, programs = session(plan, form, notes)
+        memo[key] = (programs, submission.call("compiled_programs", text))
     return memo[key]
 
 
@@ -277,12 +277,12 @@ def _listed(got, name: str, story: str) -> list[str]:
 
 def _judge_programs(submission, case) -> None:
     plan, form, _ = case
-    did, got = _answer(submission, case)
+    programs, got = _answer(submission, case)
     story = _story(plan, form)
     if not isinstance(got, dict):
         raise PropertyFailure(f"`compiled_programs` returned {render.kind(got)}, not a dict.", example=story)
-    for name in sorted(set(did.programs) | {n for n in got if isinstance(n, str)}):
-        expected = did.programs.get(name, [])
+    for name in sorted(set(programs) | {n for n in got if isinstance(n, str)}):
+        expected = programs.get(name, [])
         mine = _listed(got, name, story)
         if [_same(t) for t in mine] != [_same(t) for t in expected]:
             shown = "; ".join(t if len(t) <= 200 else t[:197] + "..." for t in mine[:12]) if mine else "none"
