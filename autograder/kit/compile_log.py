@@ -149,19 +149,19 @@ def _logged(stream: list):
     """JAX's records while the block runs, kept here (and in ``stream``) and passed to no other handler;
     the option on (thread-locally) and the persistent compilation cache off, whose hits would change
     the log."""
-    keep, jax_logger = _Keep(stream), logging.getLogger("jax")
-    propagate = jax_logger.propagate
-    jax_logger.addHandler(keep)
-    jax_logger.propagate = False
+    recorder, logs_of_jax = _Keep(stream), logging.getLogger("jax")
+    passed_on = logs_of_jax.propagate
+    logs_of_jax.addHandler(recorder)
+    logs_of_jax.propagate = False
     cache = jax.config.jax_enable_compilation_cache
     try:
         jax.config.update("jax_enable_compilation_cache", False)
         with jax.log_compiles(True):
-            yield keep.records
+            yield recorder.records
     finally:
         jax.config.update("jax_enable_compilation_cache", cache)
-        jax_logger.removeHandler(keep)
-        jax_logger.propagate = propagate
+        logs_of_jax.removeHandler(recorder)
+        logs_of_jax.propagate = passed_on
 
 
 _LOCK = threading.Lock()

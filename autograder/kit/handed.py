@@ -180,7 +180,10 @@ class Thunk:
         return cls(program, (parts, recipe[1]), tuple(actions))
 
     def report(self) -> dict:
-        return {"calls": self.calls, "log_option": self.log_option}
+        report = {"calls": self.calls}
+        if self.log_option is not None:
+            report["log_option"] = self.log_option
+        return report
 
     def absorb(self, report: dict) -> None:
         calls = report.get("calls", 0) if isinstance(report, dict) else 0
